@@ -1,0 +1,69 @@
+"""Backend adapters: one module per framework, each a subclass of :class:`Backend`.
+
+``BACKENDS`` maps a backend name to its adapter module, the packages it needs and the pip extra
+that installs them. Adding a backend means adding one module and one line here.
+"""
+
+from __future__ import annotations
+
+import importlib
+import importlib.util
+from typing import NamedTuple
+
+from ppl.backends.base import LINALG_OPS, NN_OPS, OPS, RANDOM_OPS, Backend
+
+__all__ = ["Backend", "BACKENDS", "OPS", "LINALG_OPS", "NN_OPS", "RANDOM_OPS",
+           "installed", "load"]
+
+
+class _Entry(NamedTuple):
+    module: str
+    cls: str
+    requires: tuple[str, ...]
+    extra: str | None
+
+
+BACKENDS: dict[str, _Entry] = {
+    "numpy": _Entry("ppl.backends.numpy", "NumpyBackend", ("numpy", "autograd"), None),
+    "jax": _Entry("ppl.backends.jax", "JaxBackend", ("jax",), "jax"),
+    "torch": _Entry("ppl.backends.torch", "TorchBackend", ("torch",), "torch"),
+    "tensorflow": _Entry("ppl.backends.tensorflow", "TensorflowBackend",
+                         ("tensorflow", "tensorflow_probability"), "tensorflow"),
+}
+
+
+def installed(name: str) -> bool:
+    """Whether the packages backend ``name`` needs are importable (without importing them)."""
+    entry = BACKENDS[name]
+    if importlib.util.find_spec(entry.module) is None:
+        return False
+    return all(importlib.util.find_spec(pkg) is not None for pkg in entry.requires)
+
+
+_CACHE: dict[tuple, Backend] = {}
+
+
+def load(name: str, dtype: str = "float32", device: str | None = None) -> Backend:
+    """The backend instance for ``(name, dtype, device)``, created once and cached."""
+    if not isinstance(name, str) or name not in BACKENDS:
+        known = ", ".join(repr(n) for n in BACKENDS)
+        raise ValueError(
+            f"Unknown backend {name!r}. Known backends: {known}; installed here: "
+            f"{[n for n in BACKENDS if installed(n)]}."
+        )
+    if dtype not in ("float32", "float64"):
+        raise ValueError(f"dtype must be 'float32' or 'float64', got {dtype!r}.")
+    key = (name, dtype, device)
+    if key in _CACHE:
+        return _CACHE[key]
+    entry = BACKENDS[name]
+    if not installed(name):
+        hint = f'pip install "ppl[{entry.extra}]"' if entry.extra else "pip install ppl"
+        raise ImportError(
+            f"The {name!r} backend needs {', '.join(entry.requires)}, which is not installed. "
+            f"Install it with: {hint}"
+        )
+    module = importlib.import_module(entry.module)
+    backend = getattr(module, entry.cls)(dtype=dtype, device=device)
+    _CACHE[key] = backend
+    return backend
