@@ -341,6 +341,13 @@ class Backend:
     def xlog1py(self, x, y): raise _missing(self, "xlog1py")
     def logsumexp(self, x, axis=None, keepdims=False): raise _missing(self, "logsumexp")
 
+    def logaddexp(self, x, y):
+        """``log(exp(x) + exp(y))`` elementwise, exact when both are ``-inf`` (composite;
+        backends with a native ``logaddexp`` should override it)."""
+        m = self.maximum(x, y)
+        finite_m = self.where(self.isfinite(m), m, 0.0)
+        return m + self.log1p(self.exp(self.minimum(x, y) - finite_m))
+
     def softplus(self, x):
         """``log(1 + exp(x))``, stable for large ``|x|``."""
         return self.maximum(x, 0.0) + self.log1p(self.exp(-self.abs(x)))

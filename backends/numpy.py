@@ -90,7 +90,9 @@ class NumpyBackend(Backend):
         return np.ones(shape, self._dt(dtype))
 
     def full(self, shape, fill_value, dtype=None):
-        return np.full(shape, fill_value, self._dt(dtype))
+        if dtype is None and isinstance(fill_value, (bool, int, np.integer, np.bool_)):
+            dtype = np.bool_ if isinstance(fill_value, (bool, np.bool_)) else np.int64
+        return np.full(shape, getval(fill_value), self._dt(dtype))
 
     def arange(self, start, stop=None, step=1, dtype=None):
         out = np.arange(start, stop, step) if stop is not None else np.arange(start)
@@ -226,10 +228,22 @@ class NumpyBackend(Backend):
         return anp.triu(x, k)
 
     def diagonal(self, x, offset=0, axis1=-2, axis2=-1):
-        return anp.diagonal(x, offset=offset, axis1=axis1, axis2=axis2)
+        # Fancy indexing, since autograd differentiates np.diagonal only for axes (-1, -2).
+        m = anp.moveaxis(x, (axis1, axis2), (-2, -1))
+        rows, cols = anp.shape(m)[-2:]
+        n = max(0, min(rows, cols - offset) if offset >= 0 else min(rows + offset, cols))
+        i = np.arange(n)
+        return m[..., i + max(-offset, 0), i + max(offset, 0)]
 
     def take(self, x, indices, axis=None):
-        return anp.take(x, np.asarray(getval(indices)), axis=axis)
+        # Fancy indexing, since autograd has no VJP for np.take.
+        idx = np.asarray(getval(indices))
+        if axis is None:
+            return anp.reshape(x, (-1,))[idx]
+        axis = axis % anp.ndim(x)
+        picked = anp.moveaxis(x, axis, 0)[idx]
+        lead = tuple(range(idx.ndim))
+        return anp.moveaxis(picked, lead, tuple(a + axis for a in lead))
 
     def take_along_axis(self, x, indices, axis):
         return anp.take_along_axis(x, np.asarray(getval(indices)), axis)

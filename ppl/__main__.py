@@ -22,6 +22,9 @@ def main(argv=None) -> int:
     demo.add_argument("--backends", default=None, help="comma-separated, default: all installed")
     demo.add_argument("--dtype", default="float64", choices=["float32", "float64"])
     demo.set_defaults(func=_demo)
+    from ppl._cli_compare import add_parser
+
+    add_parser(sub)
     args = parser.parse_args(argv)
     return args.func(args)
 

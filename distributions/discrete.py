@@ -1,0 +1,384 @@
+"""Discrete families with NumPyro's parameter names and conventions (Categorical and
+Multinomial: categorical.py).
+
+Draws are integers (the backend's default integer dtype), as in NumPyro. ``log_prob`` accepts
+integer- or float-valued arrays and is ``-inf`` outside the support (negative or non-integer
+counts, ``k > total_count``, an index past the last category), as in ``scipy.stats``.
+Families with a success probability take exactly one of ``probs=`` and ``logits=``; the other
+is available as an attribute, computed on access.
+
+>>> import ppl
+>>> import ppl.distributions as dist
+>>> with ppl.use_backend("numpy", dtype="float64"):
+...     d = dist.Binomial(10, probs=0.3)
+...     round(float(d.log_prob(3)), 6), tuple(d.sample(ppl.random.key(0), (5,)).shape)
+(-1.321151, (5,))
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from ppl.distributions import constraints
+from ppl.distributions.distribution import Distribution, validate_sample
+from ppl.distributions.util import as_float, batch_shape_of, clamp_probs, finfo
+
+import ppl
+from ppl import ops
+
+__all__ = [
+    "Bernoulli",
+    "Binomial",
+    "Geometric",
+    "NegativeBinomial",
+    "Poisson",
+]
+
+_INT = "int64"  # narrowed to int32 by JAX without x64
+
+
+class _Derived:
+    """A parameter computed from the other parameterization on access (never cached, so no
+    traced value outlives a compiled call). Setting the attribute stores it on the instance."""
+
+    def __init__(self, fn):
+        self.fn = fn
+        self.__doc__ = fn.__doc__
+
+    def __set_name__(self, owner, name):
+        self.name = name
+
+    def __get__(self, obj, objtype=None):
+        if obj is None:
+            return self
+        return self.fn(obj)
+
+
+def _one_of_probs_logits(family, probs, logits):
+    if (probs is None) == (logits is None):
+        raise ValueError(
+            f"{family}: pass exactly one of probs= and logits= (got "
+            f"{'both' if probs is not None else 'neither'}), e.g. {family}(probs=0.3).")
+    return "probs" if probs is not None else "logits"
+
+
+def _mask_outside(inside, lp):
+    return ops.where(inside, lp, ops.zeros_like(lp) - np.inf)
+
+
+def _is_count(value, upper=None):
+    """Entries of ``value`` that are nonnegative integers (``<= upper`` if given)."""
+    inside = ops.logical_and(value >= 0, ops.floor(value) == value)
+    if upper is not None:
+        inside = ops.logical_and(inside, value <= upper)
+    return inside
+
+
+def _broadcast_to(x, shape):
+    """``ops.broadcast_to`` that first adds the missing leading dims with a reshape, so the
+    result stays differentiable on every backend (autograd's ``broadcast_to`` VJP rejects added
+    leading dims)."""
+    shape = tuple(shape)
+    missing = len(shape) - ops.ndim(x)
+    if missing > 0:
+        x = ops.reshape(x, (1,) * missing + tuple(ops.shape(x)))
+    return ops.broadcast_to(x, shape)
+
+
+def _as_int(x):
+    return ops.astype(x, _INT)
+
+
+def _log_factorial(k):
+    return ops.gammaln(k + 1.0)
+
+
+class _BinaryFamily(Distribution):
+    """Plumbing shared by families with one success probability (probs or logits)."""
+
+    arg_constraints = {"probs": constraints.unit_interval, "logits": constraints.real}
+
+    def _set_probs_logits(self, probs, logits):
+        self._param = _one_of_probs_logits(type(self).__name__, probs, logits)
+        if probs is not None:
+            self.probs = as_float(probs)
+        else:
+            self.logits = as_float(logits)
+        return self.__dict__[self._param]
+
+    @_Derived
+    def probs(self):
+        """Success probability, ``sigmoid(logits)``."""
+        return ops.sigmoid(self.__dict__["logits"])
+
+    @_Derived
+    def logits(self):
+        """Log-odds of success, ``logit(probs)`` (probs clamped away from 0 and 1)."""
+        return ops.logit(clamp_probs(self.__dict__["probs"]))
+
+    def _log_p_and_q(self):
+        """``(log p, log(1 - p))`` computed stably from the given parameter."""
+        if self._param == "logits":
+            l = self.__dict__["logits"]
+            return -ops.softplus(-l), -ops.softplus(l)
+        p = self.__dict__["probs"]
+        return ops.log(p), ops.log1p(-p)
+
+    def _xlog_p_q(self, k, m):
+        """``k log p + m log(1 - p)`` with ``0 log 0 = 0`` (``k=None``: the second term only)."""
+        if self._param == "logits":
+            l = self.__dict__["logits"]
+            second = -m * ops.softplus(l)
+            return second if k is None else second - k * ops.softplus(-l)
+        p = self.__dict__["probs"]
+        second = ops.xlog1py(m, -p)
+        return second if k is None else second + ops.xlogy(k, p)
+
+
+def _expand_support(values, batch_shape, expand):
+    """``values`` (shape ``(n,)``) as ``(n,) + (1,) * len(batch)`` or broadcast to the batch."""
+    values = ops.reshape(values, (-1,) + (1,) * len(batch_shape))
+    if expand:
+        values = _broadcast_to(values, ops.shape(values)[:1] + tuple(batch_shape))
+    return values
+
+
+class Bernoulli(_BinaryFamily):
+    """Bernoulli distribution: 1 with probability ``probs`` (or ``sigmoid(logits)``), else 0.
+
+    Parameters
+    ----------
+    probs, logits
+        Exactly one: the success probability or its log-odds.
+
+    >>> import ppl, ppl.distributions as dist
+    >>> with ppl.use_backend("numpy", dtype="float64"):
+    ...     round(float(dist.Bernoulli(logits=0.0).log_prob(1)), 6)
+    -0.693147
+    """
+
+    support = constraints.boolean
+    has_enumerate_support = True
+
+    def __init__(self, probs=None, logits=None, *, validate_args=None):
+        param = self._set_probs_logits(probs, logits)
+        super().__init__(ops.shape(param), validate_args=validate_args)
+
+    def sample(self, key, sample_shape=()):
+        u = ppl.random.uniform(key, self.shape(sample_shape), dtype=ops.dtype_of(self.probs))
+        return _as_int(u < self.probs)
+
+    @validate_sample
+    def log_prob(self, value):
+        value = as_float(value)
+        inside = ops.logical_or(value == 0, value == 1)
+        k = ops.where(inside, value, ops.zeros_like(value))
+        return _mask_outside(inside, self._xlog_p_q(k, 1.0 - k))
+
+    def enumerate_support(self, expand=True):
+        """``[0, 1]`` on a new leading axis (broadcast to the batch if ``expand``)."""
+        return _expand_support(ops.arange(2, dtype=_INT), self.batch_shape, expand)
+
+    @property
+    def mean(self):
+        return _broadcast_to(self.probs, self.batch_shape)
+
+    @property
+    def variance(self):
+        p = self.probs
+        return _broadcast_to(p * (1.0 - p), self.batch_shape)
+
+    def entropy(self):
+        log_p, log_q = self._log_p_and_q()
+        p = self.probs
+        zero = ops.zeros_like(p)
+        return -ops.where(p > 0, p * log_p, zero) - ops.where(p < 1, (1.0 - p) * log_q, zero)
+
+
+class Binomial(_BinaryFamily):
+    """Number of successes in ``total_count`` independent trials of probability ``probs``.
+
+    Parameters
+    ----------
+    total_count
+        Number of trials (a nonnegative integer, scalar or array).
+    probs, logits
+        Exactly one: the success probability or its log-odds.
+    """
+
+    arg_constraints = {"total_count": constraints.nonnegative_integer,
+                       "probs": constraints.unit_interval, "logits": constraints.real}
+    has_enumerate_support = True
+
+    def __init__(self, total_count=1, probs=None, logits=None, *, validate_args=None):
+        param = self._set_probs_logits(probs, logits)
+        self.total_count = as_float(total_count)
+        super().__init__(batch_shape_of(self.total_count, param), validate_args=validate_args)
+
+    @property
+    def support(self):
+        return constraints.integer_interval(0, self.total_count)
+
+    def sample(self, key, sample_shape=()):
+        p = self.probs
+        n = _broadcast_to(self.total_count, self.batch_shape)
+        return _as_int(ppl.random.binomial(key, n, _broadcast_to(p, self.batch_shape),
+                                           self.shape(sample_shape), ops.dtype_of(p)))
+
+    @validate_sample
+    def log_prob(self, value):
+        value = as_float(value)
+        n = self.total_count
+        inside = _is_count(value, n)
+        k = ops.where(inside, value, ops.zeros_like(value))
+        log_comb = _log_factorial(n) - _log_factorial(k) - _log_factorial(n - k)
+        return _mask_outside(inside, log_comb + self._xlog_p_q(k, n - k))
+
+    def enumerate_support(self, expand=True):
+        """``0..total_count`` on a new leading axis; ``total_count`` must be the same for the
+        whole batch."""
+        n = np.unique(np.asarray(ops.to_numpy(self.total_count)))
+        if n.size != 1:
+            raise ValueError(
+                "Binomial.enumerate_support: total_count must be the same across the batch, "
+                f"got values {n}. Split the batch by total_count.")
+        return _expand_support(ops.arange(int(n[0]) + 1, dtype=_INT), self.batch_shape, expand)
+
+    @property
+    def mean(self):
+        return _broadcast_to(self.total_count * self.probs, self.batch_shape)
+
+    @property
+    def variance(self):
+        p = self.probs
+        return _broadcast_to(self.total_count * p * (1.0 - p), self.batch_shape)
+
+
+class Poisson(Distribution):
+    """Poisson distribution with mean ``rate``.
+
+    >>> import ppl, ppl.distributions as dist
+    >>> with ppl.use_backend("numpy", dtype="float64"):
+    ...     round(float(dist.Poisson(2.0).log_prob(0)), 6)
+    -2.0
+    """
+
+    arg_constraints = {"rate": constraints.nonnegative}
+    support = constraints.nonnegative_integer
+
+    def __init__(self, rate=1.0, *, validate_args=None):
+        self.rate = as_float(rate)
+        super().__init__(ops.shape(self.rate), validate_args=validate_args)
+
+    def sample(self, key, sample_shape=()):
+        return _as_int(ppl.random.poisson(key, self.rate, self.shape(sample_shape)))
+
+    @validate_sample
+    def log_prob(self, value):
+        value = as_float(value)
+        inside = _is_count(value)
+        k = ops.where(inside, value, ops.zeros_like(value))
+        return _mask_outside(inside, ops.xlogy(k, self.rate) - self.rate - _log_factorial(k))
+
+    @property
+    def mean(self):
+        return _broadcast_to(self.rate, self.batch_shape)
+
+    @property
+    def variance(self):
+        return _broadcast_to(self.rate, self.batch_shape)
+
+
+class NegativeBinomial(_BinaryFamily):
+    """Number of successes (probability ``probs``) before ``total_count`` failures.
+
+    NumPyro's convention: the mean is ``total_count * probs / (1 - probs)``, and
+    ``scipy.stats.nbinom(total_count, 1 - probs)`` is the same law. Sampled as a Gamma-Poisson
+    mixture, so ``total_count`` may be any positive real.
+
+    Parameters
+    ----------
+    total_count
+        Number of failures that stops the experiment (positive, not necessarily integer).
+    probs, logits
+        Exactly one: the success probability or its log-odds.
+    """
+
+    arg_constraints = {"total_count": constraints.positive,
+                       "probs": constraints.unit_interval, "logits": constraints.real}
+    support = constraints.nonnegative_integer
+
+    def __init__(self, total_count, probs=None, logits=None, *, validate_args=None):
+        param = self._set_probs_logits(probs, logits)
+        self.total_count = as_float(total_count)
+        super().__init__(batch_shape_of(self.total_count, param), validate_args=validate_args)
+
+    def _odds(self):
+        if self._param == "logits":
+            return ops.exp(self.__dict__["logits"])
+        p = self.__dict__["probs"]
+        return p / (1.0 - p)
+
+    def sample(self, key, sample_shape=()):
+        k_gamma, k_poisson = ppl.random.split(key, 2)
+        shape = self.shape(sample_shape)
+        g = ppl.random.gamma(k_gamma, _broadcast_to(self.total_count, self.batch_shape),
+                             shape)
+        return _as_int(ppl.random.poisson(k_poisson, g * self._odds(), shape))
+
+    @validate_sample
+    def log_prob(self, value):
+        value = as_float(value)
+        r = self.total_count
+        inside = _is_count(value)
+        k = ops.where(inside, value, ops.zeros_like(value))
+        log_comb = ops.gammaln(k + r) - ops.gammaln(r) - _log_factorial(k)
+        return _mask_outside(inside, log_comb + self._xlog_p_q(k, r))
+
+    @property
+    def mean(self):
+        return _broadcast_to(self.total_count * self._odds(), self.batch_shape)
+
+    @property
+    def variance(self):
+        return _broadcast_to(self.total_count * self._odds() / (1.0 - self.probs),
+                                self.batch_shape)
+
+
+class Geometric(_BinaryFamily):
+    """Number of failures before the first success (success probability ``probs``).
+
+    ``scipy.stats.geom`` counts trials instead, so ``Geometric(p).log_prob(k)`` equals
+    ``geom(p).logpmf(k + 1)``.
+    """
+
+    support = constraints.nonnegative_integer
+
+    def __init__(self, probs=None, logits=None, *, validate_args=None):
+        param = self._set_probs_logits(probs, logits)
+        super().__init__(ops.shape(param), validate_args=validate_args)
+
+    def sample(self, key, sample_shape=()):
+        _, log_q = self._log_p_and_q()
+        dtype = ops.dtype_of(log_q)
+        u = ppl.random.uniform(key, self.shape(sample_shape), dtype=dtype,
+                               minval=float(finfo(log_q).tiny), maxval=1.0)
+        # Inversion: P(K >= k) = q^k, so K = floor(log U / log q).
+        return _as_int(ops.floor(ops.log(u) / log_q))
+
+    @validate_sample
+    def log_prob(self, value):
+        value = as_float(value)
+        inside = _is_count(value)
+        k = ops.where(inside, value, ops.zeros_like(value))
+        log_p, _ = self._log_p_and_q()
+        return _mask_outside(inside, log_p + self._xlog_p_q(None, k))
+
+    @property
+    def mean(self):
+        p = self.probs
+        return _broadcast_to((1.0 - p) / p, self.batch_shape)
+
+    @property
+    def variance(self):
+        p = self.probs
+        return _broadcast_to((1.0 - p) / (p * p), self.batch_shape)

@@ -1,0 +1,552 @@
+"""The :class:`Distribution` contract and the wrappers built on it.
+
+Shapes follow TensorFlow Probability's convention, as NumPyro does: a draw has shape
+``sample_shape + batch_shape + event_shape``; ``log_prob`` reduces the event dims and returns
+``sample_shape + batch_shape``. Parameters broadcast against each other to form the batch.
+
+Validation is off by default for speed. Turn it on per distribution (``validate_args=True``) or
+for every distribution created afterwards with :func:`enable_validation`. It checks parameters
+against ``arg_constraints`` at construction and values against ``support`` in ``log_prob``,
+raising ``ValueError``; values inside a compiled trace (JAX ``jit``) are never checked.
+
+>>> import ppl
+>>> import ppl.distributions as dist
+>>> with ppl.use_backend("numpy", dtype="float64"):
+...     d = dist.Normal(0.0, 1.0).expand((3,)).to_event(1)
+...     d.batch_shape, d.event_shape, d.log_prob(ppl.ops.zeros(3)).shape
+((), (3,), ())
+"""
+
+from __future__ import annotations
+
+import functools
+
+import numpy as np
+from ppl.distributions import constraints
+from ppl.distributions.util import as_float, is_concrete, sum_rightmost
+
+from ppl import ops
+
+__all__ = [
+    "Delta",
+    "Distribution",
+    "ExpandedDistribution",
+    "ImproperUniform",
+    "Independent",
+    "MaskedDistribution",
+    "enable_validation",
+    "is_validation_enabled",
+    "validate_sample",
+]
+
+_VALIDATION = [False]
+
+
+def enable_validation(is_validate: bool = True) -> None:
+    """Check parameters and ``log_prob`` values of every distribution created from now on.
+
+    Off by default (checks cost time in every ``log_prob`` evaluation). A distribution's own
+    ``validate_args=`` argument takes precedence.
+    """
+    _VALIDATION[0] = bool(is_validate)
+
+
+def is_validation_enabled() -> bool:
+    """Whether :func:`enable_validation` is on."""
+    return _VALIDATION[0]
+
+
+def _describe(value, mask=None) -> str:
+    """The value (or, with ``mask``, its entries where ``mask`` is False) for error messages."""
+    arr = np.asarray(value if isinstance(value, (int, float)) else ops.to_numpy(value))
+    suffix = ""
+    if mask is not None and arr.ndim > 0 and np.ndim(mask) > 0:
+        arr, suffix = arr[~np.broadcast_to(mask, arr.shape)].ravel(), " (the offending entries)"
+    if arr.ndim == 0:
+        return repr(arr.item())
+    return np.array2string(arr, threshold=8, precision=6, separator=", ") + suffix
+
+
+def _check(constraint, value):
+    """``(ok, inside_mask)`` as NumPy values, or ``(True, None)`` if the check is traced (a
+    compiled trace turns even constants into abstract values, so the result is tested too)."""
+    if not is_concrete(value):
+        return True, None
+    inside = constraint.check(value)
+    if not is_concrete(inside):
+        return True, None
+    inside = np.asarray(ops.to_numpy(inside))
+    return bool(np.all(inside)), inside
+
+
+def validate_sample(log_prob):
+    """Decorator for ``log_prob``: check the value against ``support`` when validating."""
+
+    @functools.wraps(log_prob)
+    def wrapper(self, value, *args, **kwargs):
+        if self._validate_args:
+            self._validate_sample(value)
+        return log_prob(self, value, *args, **kwargs)
+
+    return wrapper
+
+
+class Distribution:
+    """Base class of every distribution.
+
+    Parameters
+    ----------
+    batch_shape
+        Shape of the batch of independent (not necessarily identical) distributions.
+    event_shape
+        Shape of one draw.
+    validate_args
+        Check parameters (now) and values given to ``log_prob`` (later); ``None`` follows
+        :func:`enable_validation`.
+
+    Subclasses declare ``arg_constraints`` (parameter name -> constraint), ``support`` and
+    ``reparametrized_params`` (parameters whose gradients flow through ``sample``), and
+    implement ``sample``, ``log_prob``, ``mean`` and ``variance``.
+    """
+
+    arg_constraints: dict = {}
+    support: constraints.Constraint | None = None
+    reparametrized_params: list = []
+    has_enumerate_support = False
+    _validate_args = False
+
+    def __init__(self, batch_shape=(), event_shape=(), validate_args=None):
+        self._batch_shape = tuple(int(s) for s in batch_shape)
+        self._event_shape = tuple(int(s) for s in event_shape)
+        if validate_args is None:
+            validate_args = _VALIDATION[0]
+        self._validate_args = bool(validate_args)
+        if self._validate_args:
+            self._validate_parameters()
+
+    # ------------------------------------------------------------------ shapes
+    @property
+    def batch_shape(self) -> tuple:
+        return self._batch_shape
+
+    @property
+    def event_shape(self) -> tuple:
+        return self._event_shape
+
+    @property
+    def event_dim(self) -> int:
+        return len(self._event_shape)
+
+    def shape(self, sample_shape=()) -> tuple:
+        """The shape of ``sample(key, sample_shape)``: sample + batch + event shapes."""
+        return tuple(sample_shape) + self.batch_shape + self.event_shape
+
+    @property
+    def has_rsample(self) -> bool:
+        """Whether ``sample`` is differentiable in the parameters (reparameterized)."""
+        return len(self.reparametrized_params) > 0
+
+    @property
+    def is_discrete(self) -> bool:
+        return bool(self.support is not None and self.support.is_discrete)
+
+    # ------------------------------------------------------------------ the contract
+    def sample(self, key, sample_shape=()):
+        """Draw ``sample_shape + batch_shape + event_shape`` values with the random ``key``."""
+        raise NotImplementedError(f"{type(self).__name__} does not implement sample.")
+
+    def rsample(self, key, sample_shape=()):
+        """A reparameterized draw (gradients flow to the parameters)."""
+        if not self.has_rsample:
+            raise NotImplementedError(
+                f"{type(self).__name__} has no reparameterized sampler; use sample() and a "
+                "score-function estimator instead.")
+        return self.sample(key, sample_shape)
+
+    def log_prob(self, value):
+        """Log density (or mass) of ``value``; shape ``sample_shape + batch_shape``."""
+        raise NotImplementedError(f"{type(self).__name__} does not implement log_prob.")
+
+    @property
+    def mean(self):
+        raise NotImplementedError(f"{type(self).__name__} does not implement mean.")
+
+    @property
+    def variance(self):
+        raise NotImplementedError(f"{type(self).__name__} does not implement variance.")
+
+    def entropy(self):
+        raise NotImplementedError(f"{type(self).__name__} does not implement entropy.")
+
+    def cdf(self, value):
+        raise NotImplementedError(f"{type(self).__name__} does not implement cdf.")
+
+    def icdf(self, q):
+        raise NotImplementedError(f"{type(self).__name__} does not implement icdf.")
+
+    # ------------------------------------------------------------------ wrappers
+    def to_event(self, reinterpreted_batch_ndims: int | None = None) -> Distribution:
+        """Reinterpret the ``n`` rightmost batch dims as event dims (all of them if ``None``)."""
+        if reinterpreted_batch_ndims is None:
+            reinterpreted_batch_ndims = len(self.batch_shape)
+        if reinterpreted_batch_ndims == 0:
+            return self
+        return Independent(self, reinterpreted_batch_ndims)
+
+    def expand(self, batch_shape) -> Distribution:
+        """The same distribution broadcast to a larger ``batch_shape`` (independent copies)."""
+        batch_shape = tuple(int(s) for s in batch_shape)
+        if batch_shape == self.batch_shape:
+            return self
+        return ExpandedDistribution(self, batch_shape)
+
+    def expand_by(self, sample_shape) -> Distribution:
+        """``expand(sample_shape + batch_shape)``."""
+        return self.expand(tuple(sample_shape) + self.batch_shape)
+
+    def mask(self, mask) -> Distribution:
+        """Zero ``log_prob`` where ``mask`` is False (a bool or a batch-broadcastable array)."""
+        if isinstance(mask, bool) and mask:
+            return self
+        return MaskedDistribution(self, mask)
+
+    # ------------------------------------------------------------------ validation
+    def _validate_parameters(self):
+        family = type(self).__name__
+        for name, constraint in self.arg_constraints.items():
+            if isinstance(constraint, constraints._Dependent) or name not in self.__dict__:
+                continue
+            value = self.__dict__[name]
+            if value is None:
+                continue
+            ok, inside = _check(constraint, value)
+            if not ok:
+                raise ValueError(
+                    f"{family}: parameter {name!r} must satisfy the constraint {constraint!r}, "
+                    f"but got {name}={_describe(value, inside)}. "
+                    f"Pass {name} inside {constraint!r}.")
+
+    def _validate_sample(self, value):
+        support = self.support
+        if support is None or isinstance(support, constraints._Dependent):
+            return
+        ok, inside = _check(support, value)
+        if not ok:
+            raise ValueError(
+                f"{type(self).__name__}.log_prob: value outside the support {support!r}: "
+                f"got {_describe(value, inside)}.")
+
+    def __repr__(self):
+        return (f"<{type(self).__name__} batch_shape={self.batch_shape} "
+                f"event_shape={self.event_shape}>")
+
+
+class Independent(Distribution):
+    """Reinterpret the ``reinterpreted_batch_ndims`` rightmost batch dims of ``base_dist`` as
+    event dims: ``log_prob`` sums over them.
+
+    >>> import ppl, ppl.distributions as dist
+    >>> with ppl.use_backend("numpy"):
+    ...     dist.Independent(dist.Normal(ppl.ops.zeros(3), 1.0), 1).event_shape
+    (3,)
+    """
+
+    arg_constraints: dict = {}
+
+    def __init__(self, base_dist: Distribution, reinterpreted_batch_ndims: int, *,
+                 validate_args=None):
+        if not isinstance(reinterpreted_batch_ndims, int) or reinterpreted_batch_ndims < 0:
+            raise ValueError(
+                "Independent: reinterpreted_batch_ndims must be a non-negative int, got "
+                f"{reinterpreted_batch_ndims!r}.")
+        if reinterpreted_batch_ndims > len(base_dist.batch_shape):
+            raise ValueError(
+                f"Independent: reinterpreted_batch_ndims={reinterpreted_batch_ndims} exceeds the "
+                f"base distribution's batch rank {len(base_dist.batch_shape)} "
+                f"(batch_shape={base_dist.batch_shape}).")
+        n = reinterpreted_batch_ndims
+        shape = base_dist.batch_shape + base_dist.event_shape
+        cut = len(base_dist.batch_shape) - n
+        self.base_dist = base_dist
+        self.reinterpreted_batch_ndims = n
+        super().__init__(shape[:cut], shape[cut:], validate_args)
+
+    @property
+    def support(self):
+        return constraints.independent(self.base_dist.support, self.reinterpreted_batch_ndims)
+
+    @property
+    def reparametrized_params(self):
+        return self.base_dist.reparametrized_params
+
+    @property
+    def has_rsample(self):
+        return self.base_dist.has_rsample
+
+    @property
+    def has_enumerate_support(self):
+        return self.base_dist.has_enumerate_support
+
+    @property
+    def mean(self):
+        return self.base_dist.mean
+
+    @property
+    def variance(self):
+        return self.base_dist.variance
+
+    def sample(self, key, sample_shape=()):
+        return self.base_dist.sample(key, sample_shape)
+
+    @validate_sample
+    def log_prob(self, value):
+        return sum_rightmost(self.base_dist.log_prob(value), self.reinterpreted_batch_ndims)
+
+    def entropy(self):
+        return sum_rightmost(self.base_dist.entropy(), self.reinterpreted_batch_ndims)
+
+    def __repr__(self):
+        return (f"<Independent({type(self.base_dist).__name__}, "
+                f"{self.reinterpreted_batch_ndims}) batch_shape={self.batch_shape} "
+                f"event_shape={self.event_shape}>")
+
+
+class ExpandedDistribution(Distribution):
+    """``base_dist`` broadcast to ``batch_shape``; expanded entries are independent draws."""
+
+    arg_constraints: dict = {}
+
+    def __init__(self, base_dist: Distribution, batch_shape=(), *, validate_args=None):
+        batch_shape = tuple(int(s) for s in batch_shape)
+        old = base_dist.batch_shape
+        offset = len(batch_shape) - len(old)
+        if offset < 0 or any(o != 1 and o != n for o, n in zip(old, batch_shape[offset:])):
+            raise ValueError(
+                f"expand: cannot broadcast batch_shape {old} of {type(base_dist).__name__} to "
+                f"{batch_shape}; each existing dim must equal the new one or be 1.")
+        if isinstance(base_dist, ExpandedDistribution):
+            base_dist = base_dist.base_dist
+            old = base_dist.batch_shape
+            offset = len(batch_shape) - len(old)
+        self.base_dist = base_dist
+        # Leading new dims, and existing size-1 dims that grow (interior expansions).
+        self._lead = batch_shape[:offset]
+        self._interior = [(i, n) for i, (o, n) in enumerate(zip(old, batch_shape[offset:]))
+                          if o == 1 and n != 1]
+        super().__init__(batch_shape, base_dist.event_shape, validate_args)
+
+    @property
+    def support(self):
+        return self.base_dist.support
+
+    @property
+    def reparametrized_params(self):
+        return self.base_dist.reparametrized_params
+
+    @property
+    def has_rsample(self):
+        return self.base_dist.has_rsample
+
+    @property
+    def has_enumerate_support(self):
+        return self.base_dist.has_enumerate_support
+
+    def sample(self, key, sample_shape=()):
+        sample_shape = tuple(sample_shape)
+        extra = tuple(n for _, n in self._interior)
+        x = self.base_dist.sample(key, sample_shape + self._lead + extra)
+        if not extra:
+            return x
+        # x: sample + lead + extra + base_batch + event. Move each extra axis next to the
+        # size-1 batch axis it fills, then merge the pair with a reshape.
+        ns, nl, ne = len(sample_shape), len(self._lead), len(extra)
+        base_start = ns + nl + ne
+        order = list(range(ns + nl))
+        extra_axis = {i: ns + nl + j for j, (i, _) in enumerate(self._interior)}
+        for i in range(len(self.base_dist.batch_shape)):
+            if i in extra_axis:
+                order.append(extra_axis[i])
+            order.append(base_start + i)
+        order += list(range(base_start + len(self.base_dist.batch_shape), ops.ndim(x)))
+        return ops.reshape(ops.permute_dims(x, tuple(order)), self.shape(sample_shape))
+
+    @validate_sample
+    def log_prob(self, value):
+        lp = self.base_dist.log_prob(value)
+        vshape = ops.shape(value)
+        vbatch = vshape[: max(len(vshape) - self.event_dim, 0)]
+        return ops.broadcast_to(lp, ops.broadcast_shapes(self.batch_shape, vbatch, ops.shape(lp)))
+
+    @property
+    def mean(self):
+        return ops.broadcast_to(self.base_dist.mean, self.batch_shape + self.event_shape)
+
+    @property
+    def variance(self):
+        return ops.broadcast_to(self.base_dist.variance, self.batch_shape + self.event_shape)
+
+    def entropy(self):
+        return ops.broadcast_to(self.base_dist.entropy(), self.batch_shape)
+
+
+class MaskedDistribution(Distribution):
+    """``base_dist`` whose ``log_prob`` is zero where ``mask`` is False.
+
+    ``mask`` is a Python bool or a boolean array broadcastable to the batch shape.
+    """
+
+    arg_constraints: dict = {}
+
+    def __init__(self, base_dist: Distribution, mask, *, validate_args=None):
+        if isinstance(mask, bool):
+            batch_shape = base_dist.batch_shape
+        else:
+            mask = ops.asarray(mask)
+            if ops.dtype_of(mask) != "bool":
+                raise TypeError(
+                    f"mask: expected a bool or a boolean array, got dtype {ops.dtype_of(mask)}; "
+                    "pass e.g. `x > 0` or `ops.astype(m, 'bool')`.")
+            try:
+                batch_shape = ops.broadcast_shapes(base_dist.batch_shape, ops.shape(mask))
+            except ValueError as err:
+                raise ValueError(
+                    f"mask: shape {ops.shape(mask)} does not broadcast with batch_shape "
+                    f"{base_dist.batch_shape}.") from err
+        self.base_dist = base_dist
+        self._mask = mask
+        super().__init__(batch_shape, base_dist.event_shape, validate_args)
+
+    @property
+    def support(self):
+        return self.base_dist.support
+
+    @property
+    def reparametrized_params(self):
+        return self.base_dist.reparametrized_params
+
+    @property
+    def has_rsample(self):
+        return self.base_dist.has_rsample
+
+    @property
+    def has_enumerate_support(self):
+        return self.base_dist.has_enumerate_support
+
+    def sample(self, key, sample_shape=()):
+        return self.base_dist.expand(self.batch_shape).sample(key, sample_shape)
+
+    def log_prob(self, value):
+        vshape = ops.shape(value)
+        vbatch = vshape[: max(len(vshape) - self.event_dim, 0)]
+        shape = ops.broadcast_shapes(self.batch_shape, vbatch)
+        if self._mask is False:
+            return ops.zeros(shape)
+        lp = self.base_dist.log_prob(value)
+        if self._mask is True:
+            return ops.broadcast_to(lp, ops.broadcast_shapes(shape, ops.shape(lp)))
+        return ops.where(self._mask, lp, ops.zeros_like(lp))
+
+    @property
+    def mean(self):
+        return self.base_dist.mean
+
+    @property
+    def variance(self):
+        return self.base_dist.variance
+
+
+class Delta(Distribution):
+    """A point mass at ``v`` (with an optional ``log_density`` added to ``log_prob``).
+
+    Parameters
+    ----------
+    v
+        The location; its rightmost ``event_dim`` dims form the event.
+    log_density
+        Added to ``log_prob`` where the value equals ``v`` (NumPyro's convention).
+    event_dim
+        Number of rightmost dims of ``v`` that are event dims.
+    """
+
+    arg_constraints = {"v": constraints.dependent, "log_density": constraints.real}
+    reparametrized_params = ["v", "log_density"]
+
+    def __init__(self, v=0.0, log_density=0.0, event_dim: int = 0, *, validate_args=None):
+        v = as_float(v)
+        shape = ops.shape(v)
+        if not isinstance(event_dim, int) or not 0 <= event_dim <= len(shape):
+            raise ValueError(
+                f"Delta: event_dim must be an int in [0, {len(shape)}] for v of shape {shape}, "
+                f"got {event_dim!r}.")
+        cut = len(shape) - event_dim
+        self.v = v
+        self.log_density = log_density
+        super().__init__(shape[:cut], shape[cut:], validate_args)
+
+    @property
+    def support(self):
+        return constraints.independent(constraints.real, self.event_dim)
+
+    def sample(self, key, sample_shape=()):
+        return ops.broadcast_to(self.v, self.shape(sample_shape))
+
+    @validate_sample
+    def log_prob(self, value):
+        eq = as_float(value) == self.v
+        if self.event_dim:
+            eq = ops.all(eq, axis=tuple(range(-self.event_dim, 0)))
+        zero = ops.zeros(ops.shape(eq), dtype=ops.dtype_of(self.v))
+        return ops.where(eq, zero + self.log_density, zero - np.inf)
+
+    @property
+    def mean(self):
+        return self.v
+
+    @property
+    def variance(self):
+        return ops.zeros_like(self.v)
+
+    def entropy(self):
+        return ops.zeros(self.batch_shape)
+
+
+class ImproperUniform(Distribution):
+    """A flat (improper) density over ``support``: ``log_prob`` is 0 inside it.
+
+    Useful for latent variables with a hand-written ``factor``. It has no sampler; inference
+    initializes it in unconstrained space through ``biject_to(support)``.
+
+    Parameters
+    ----------
+    support
+        A :class:`~ppl.distributions.constraints.Constraint`.
+    batch_shape, event_shape
+        Shapes of the batch and of one event.
+    """
+
+    arg_constraints: dict = {}
+
+    def __init__(self, support, batch_shape=(), event_shape=(), *, validate_args=None):
+        if not isinstance(support, constraints.Constraint):
+            raise TypeError(
+                f"ImproperUniform: support must be a constraint (e.g. constraints.positive), "
+                f"got {support!r}.")
+        event_shape = tuple(event_shape)
+        if len(event_shape) < support.event_dim:
+            raise ValueError(
+                f"ImproperUniform: event_shape {event_shape} has fewer dims than the support "
+                f"{support!r} needs ({support.event_dim}).")
+        self.support = constraints.independent(support, len(event_shape) - support.event_dim) \
+            if len(event_shape) > support.event_dim else support
+        super().__init__(batch_shape, event_shape, validate_args)
+
+    def sample(self, key, sample_shape=()):
+        raise NotImplementedError(
+            "ImproperUniform has no normalizable density to sample from; initialize the site "
+            "in unconstrained space (biject_to(support)) or use a proper prior.")
+
+    @validate_sample
+    def log_prob(self, value):
+        vshape = ops.shape(value)
+        vbatch = vshape[: max(len(vshape) - self.event_dim, 0)]
+        return ops.zeros(ops.broadcast_shapes(self.batch_shape, vbatch))

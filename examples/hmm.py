@@ -1,0 +1,93 @@
+"""A Gaussian hidden Markov model; the hidden states are summed out with the forward algorithm.
+
+``z[t] | z[t-1] ~ Categorical(trans[z[t-1]])``, ``y[t] ~ Normal(locs[z[t]], scale)``, with
+Dirichlet rows of the transition matrix and ordered emission means. The marginal likelihood
+``p(y | trans, locs, scale)`` is the forward recursion (Rabiner 1989, "A tutorial on hidden
+Markov models", Proc. IEEE 77(2)), computed in log space with ``ops.scan`` and
+``ops.logsumexp`` — gradients flow through the scan on every backend.
+
+Run it::
+
+    python examples/hmm.py --backend jax
+    python -m ppl compare examples/hmm.py
+"""
+
+import argparse
+import math
+
+import numpy as np
+import ppl.distributions as dist
+from ppl.distributions import constraints
+
+import ppl
+from ppl import ops
+
+__all__ = ["model", "data", "main", "forward_log_likelihood", "TRUE_TRANS", "TRUE_LOCS"]
+
+TRUE_TRANS = np.array([[0.90, 0.05, 0.05],
+                       [0.10, 0.80, 0.10],
+                       [0.05, 0.15, 0.80]])
+TRUE_LOCS = np.array([-2.0, 0.5, 3.0])
+TRUE_SCALE = 0.6
+
+
+def forward_log_likelihood(log_init, log_trans, log_emit):
+    """``log p(y)`` of an HMM: ``log_init[k]``, ``log_trans[j, k]`` (from j to k) and
+    ``log_emit[t, k] = log p(y[t] | z[t] = k)``."""
+
+    def step(log_alpha, log_emit_t):
+        log_alpha = ops.logsumexp(log_alpha[:, None] + log_trans, axis=0) + log_emit_t
+        return log_alpha, log_alpha
+
+    log_alpha, _ = ops.scan(step, log_init + log_emit[0], log_emit[1:])
+    return ops.logsumexp(log_alpha, axis=-1)
+
+
+def model(y, num_states=3):
+    K = num_states
+    with ppl.plate("states", K):
+        trans = ppl.sample("trans", dist.Dirichlet(ops.ones(K)))       # row j: from state j
+    locs = ppl.sample("locs", dist.ImproperUniform(constraints.ordered_vector, (), (K,)))
+    ppl.factor("locs_prior", ops.sum(dist.Normal(0.0, 5.0).log_prob(locs), axis=-1))
+    scale = ppl.sample("scale", dist.HalfNormal(2.0))
+    log_emit = dist.Normal(locs, scale).log_prob(y[:, None])          # [t, k]
+    log_init = ops.full((K,), -math.log(K))                            # uniform initial state
+    ppl.factor("y", forward_log_likelihood(log_init, ops.log(trans), log_emit))
+
+
+def data(num_steps=200, seed=0):
+    """A sequence drawn from the HMM ``TRUE_TRANS``, ``TRUE_LOCS``, ``TRUE_SCALE``."""
+    rng = np.random.default_rng(seed)
+    z = np.empty(num_steps, dtype=int)
+    z[0] = rng.integers(len(TRUE_LOCS))
+    for t in range(1, num_steps):
+        z[t] = rng.choice(len(TRUE_LOCS), p=TRUE_TRANS[z[t - 1]])
+    y = TRUE_LOCS[z] + TRUE_SCALE * rng.normal(size=num_steps)
+    return {"y": ops.asarray(y)}
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--backend", default=ppl.get_backend().name,
+                        choices=ppl.available_backends())
+    parser.add_argument("--dtype", default="float32", choices=["float32", "float64"])
+    parser.add_argument("--num-warmup", type=int, default=1000)
+    parser.add_argument("--num-samples", type=int, default=1000)
+    parser.add_argument("--num-chains", type=int, default=4)
+    parser.add_argument("--seed", type=int, default=0)
+    args = parser.parse_args(argv)
+
+    from ppl.inference import MCMC, NUTS
+
+    with ppl.use_backend(args.backend, dtype=args.dtype):
+        mcmc = MCMC(NUTS(model), num_warmup=args.num_warmup, num_samples=args.num_samples,
+                    num_chains=args.num_chains)
+        mcmc.run(args.seed, **data())
+        mcmc.print_summary()
+        print(f"true values: trans={TRUE_TRANS.tolist()}, locs={TRUE_LOCS.tolist()}, "
+              f"scale={TRUE_SCALE}")
+    return mcmc
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,74 @@
+"""A finite Gaussian mixture with ``MixtureSameFamily``: the component labels are summed out.
+
+``y[n] ~ sum_k weights[k] Normal(locs[k], scales[k])`` with a Dirichlet prior on the weights.
+The component means are an ordered vector (their prior is a ``factor``), which removes the
+label-switching symmetry that would otherwise make chains disagree (Jasra, Holmes & Stephens
+2005, "Markov chain Monte Carlo methods and the label switching problem", Stat. Sci. 20(1)).
+
+Run it::
+
+    python examples/mixture.py --backend torch
+    python -m ppl compare examples/mixture.py
+"""
+
+import argparse
+
+import numpy as np
+import ppl.distributions as dist
+from ppl.distributions import constraints
+
+import ppl
+from ppl import ops
+
+__all__ = ["model", "data", "main", "TRUE_WEIGHTS", "TRUE_LOCS", "TRUE_SCALES"]
+
+TRUE_WEIGHTS = np.array([0.3, 0.5, 0.2])
+TRUE_LOCS = np.array([-3.0, 0.0, 4.0])
+TRUE_SCALES = np.array([0.7, 1.0, 0.5])
+
+
+def model(y, num_components=3):
+    K = num_components
+    weights = ppl.sample("weights", dist.Dirichlet(ops.ones(K)))
+    locs = ppl.sample("locs", dist.ImproperUniform(constraints.ordered_vector, (), (K,)))
+    ppl.factor("locs_prior", ops.sum(dist.Normal(0.0, 5.0).log_prob(locs), axis=-1))
+    with ppl.plate("components", K):
+        scales = ppl.sample("scales", dist.HalfNormal(2.0))
+    with ppl.plate("N", y.shape[0]):
+        ppl.sample("y", dist.MixtureSameFamily(dist.Categorical(probs=weights),
+                                               dist.Normal(locs, scales)), obs=y)
+
+
+def data(num_points=300, seed=0):
+    """Draws from the three-component mixture ``TRUE_*``."""
+    rng = np.random.default_rng(seed)
+    z = rng.choice(len(TRUE_WEIGHTS), p=TRUE_WEIGHTS, size=num_points)
+    y = TRUE_LOCS[z] + TRUE_SCALES[z] * rng.normal(size=num_points)
+    return {"y": ops.asarray(y)}
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--backend", default=ppl.get_backend().name,
+                        choices=ppl.available_backends())
+    parser.add_argument("--dtype", default="float32", choices=["float32", "float64"])
+    parser.add_argument("--num-warmup", type=int, default=1000)
+    parser.add_argument("--num-samples", type=int, default=1000)
+    parser.add_argument("--num-chains", type=int, default=4)
+    parser.add_argument("--seed", type=int, default=0)
+    args = parser.parse_args(argv)
+
+    from ppl.inference import MCMC, NUTS
+
+    with ppl.use_backend(args.backend, dtype=args.dtype):
+        mcmc = MCMC(NUTS(model), num_warmup=args.num_warmup, num_samples=args.num_samples,
+                    num_chains=args.num_chains)
+        mcmc.run(args.seed, **data())
+        mcmc.print_summary()
+        print(f"true values: weights={TRUE_WEIGHTS.tolist()}, locs={TRUE_LOCS.tolist()}, "
+              f"scales={TRUE_SCALES.tolist()}")
+    return mcmc
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,42 @@
+"""posteriordb eight_schools-eight_schools_noncentered: the non-centred eight schools model.
+
+Stan::
+
+    theta_trans ~ normal(0, 1); mu ~ normal(0, 5); tau ~ cauchy(0, 5);   // tau > 0
+    theta = mu + tau * theta_trans; y ~ normal(theta, sigma);
+
+Rubin (1981), "Estimation in parallel randomized experiments", J. Educ. Stat. 6(4).
+"""
+
+import ppl.distributions as dist
+
+import ppl
+from ppl import ops
+
+try:  # imported as examples.posteriordb.<module>
+    from ._posteriordb import load_data, main
+except ImportError:  # loaded by file path (a script, or `python -m ppl compare FILE.py`)
+    from _posteriordb import load_data, main
+
+__all__ = ["POSTERIOR", "NUTS_KWARGS", "model", "data"]
+
+POSTERIOR = "eight_schools-eight_schools_noncentered"
+NUTS_KWARGS = {}
+
+
+def model(J, y, sigma):
+    mu = ppl.sample("mu", dist.Normal(0.0, 5.0))
+    tau = ppl.sample("tau", dist.HalfCauchy(5.0))
+    with ppl.plate("J", J):
+        theta_trans = ppl.sample("theta_trans", dist.Normal(0.0, 1.0))
+        theta = ppl.deterministic("theta", mu + tau * theta_trans)
+        ppl.sample("y", dist.Normal(theta, sigma), obs=y)
+
+
+def data():
+    d = load_data(POSTERIOR)
+    return {"J": d["J"], "y": ops.asarray(d["y"]), "sigma": ops.asarray(d["sigma"])}
+
+
+if __name__ == "__main__":
+    raise SystemExit(main(__import__(__name__)))

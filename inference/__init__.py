@@ -1,0 +1,41 @@
+"""ppl.inference: MCMC samplers (NUTS, HMC), adaptation, the MCMC driver, predictive draws and
+the model utilities they rest on (log-density, parameter layout, initialisation).
+
+>>> from ppl.inference import Predictive, log_density, init_to_uniform
+"""
+
+from ppl.inference.hmc import HMCInfo, HMCState
+from ppl.inference.initialization import (
+    init_to_feasible,
+    init_to_mean,
+    init_to_median,
+    init_to_sample,
+    init_to_uniform,
+    init_to_value,
+)
+from ppl.inference.kernels import HMC, NUTS
+from ppl.inference.mcmc import MCMC, MCMCState
+from ppl.inference.nuts import NUTSInfo
+from ppl.inference.predictive import Predictive
+from ppl.inference.util import ModelInfo, ParamLayout, initialize_model, log_density
+
+__all__ = [
+    "MCMC",
+    "NUTS",
+    "HMC",
+    "MCMCState",
+    "HMCState",
+    "HMCInfo",
+    "NUTSInfo",
+    "Predictive",
+    "log_density",
+    "initialize_model",
+    "ModelInfo",
+    "ParamLayout",
+    "init_to_uniform",
+    "init_to_median",
+    "init_to_mean",
+    "init_to_sample",
+    "init_to_feasible",
+    "init_to_value",
+]

@@ -1,0 +1,348 @@
+"""Warmup adaptation as Stan does it: step size by dual averaging, mass matrix by windows.
+
+* :func:`find_reasonable_step_size` — Stan's initial step-size heuristic: double (or halve) the
+  step size until the acceptance probability of one leapfrog step crosses 0.8.
+* Dual averaging (Nesterov 2009; Hoffman & Gelman 2014, sec. 3.2.1) drives the mean acceptance
+  statistic of each transition toward ``target_accept_prob``; at the end of warmup the step size
+  is the weighted average of the iterates.
+* Welford's streaming estimates of the variance (diagonal) or covariance (dense) of the draws in
+  each slow window, regularised toward the identity as Stan does,
+  ``(n / (n + 5)) * cov + 1e-3 * (5 / (n + 5)) * I``.
+* :func:`warmup_schedule` — Stan's windows: an initial fast buffer (75 iterations), slow windows
+  starting at 25 iterations and doubling, the last stretched to the terminal fast buffer (50);
+  scaled down to 15% / 75% / 10% when warmup is shorter than 150 iterations.
+
+Every state is a NamedTuple of ``(C, ...)`` arrays (one entry per chain); updates use
+``ops.where`` so they compile inside the sampling loop.
+
+References
+----------
+Hoffman, M. D. and Gelman, A. (2014). The No-U-Turn Sampler. JMLR 15.
+Nesterov, Y. (2009). Primal-dual subgradient methods for convex problems. Math. Program. 120.
+Welford, B. P. (1962). Note on a method for calculating corrected sums of squares and products.
+Technometrics 4(3).
+Stan Reference Manual, "HMC algorithm parameters: automatic parameter tuning";
+stan/src/stan/mcmc/windowed_adaptation.hpp, stepsize_adaptation.hpp.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Callable, NamedTuple
+
+import numpy as np
+
+import ppl
+from ppl import ops
+from ppl.inference.integrators import IntegratorState, velocity_verlet
+from ppl.inference.metrics import gaussian_euclidean
+
+__all__ = ["DualAveragingState", "WelfordState", "dual_averaging_init", "dual_averaging_update",
+           "welford_init", "welford_update", "welford_covariance", "find_reasonable_step_size",
+           "warmup_schedule", "WarmupSchedule", "AdaptState", "adapt_init", "adapt_reset",
+           "adapt_update"]
+
+
+# ------------------------------------------------------------------------------ dual averaging
+class DualAveragingState(NamedTuple):
+    """Dual-averaging state of ``log(step_size)``, one entry per chain.
+
+    Attributes
+    ----------
+    log_step_size
+        ``(C,)`` current iterate ``x_t``.
+    log_step_size_avg
+        ``(C,)`` weighted average ``x_bar_t`` (the step size used after warmup).
+    error_avg
+        ``(C,)`` running average ``H_bar_t`` of ``target - accept_prob``.
+    count
+        ``(C,)`` number of updates since the last restart.
+    mu
+        ``(C,)`` shrinkage target, ``log(10 * step_size)`` at (re)start.
+    """
+
+    log_step_size: object
+    log_step_size_avg: object
+    error_avg: object
+    count: object
+    mu: object
+
+
+def dual_averaging_init(step_size) -> DualAveragingState:
+    """Start (or restart) dual averaging from ``step_size`` (``(C,)``)."""
+    log_eps = ops.log(step_size)
+    zeros = ops.zeros_like(log_eps)
+    return DualAveragingState(log_eps, zeros, zeros, zeros, log_eps + math.log(10.0))
+
+
+def dual_averaging_update(state: DualAveragingState, accept_prob, target_accept_prob: float, *,
+                          gamma: float = 0.05, t0: float = 10.0,
+                          kappa: float = 0.75) -> DualAveragingState:
+    """One dual-averaging update with the acceptance statistic ``accept_prob`` (``(C,)``).
+
+    Stan's constants by default (``gamma=0.05, t0=10, kappa=0.75``).
+    """
+    accept_prob = ops.minimum(accept_prob, 1.0)
+    count = state.count + 1.0
+    eta = 1.0 / (count + t0)
+    error_avg = (1.0 - eta) * state.error_avg + eta * (target_accept_prob - accept_prob)
+    log_eps = state.mu - ops.sqrt(count) / gamma * error_avg
+    x_eta = ops.pow(count, -kappa)
+    log_avg = x_eta * log_eps + (1.0 - x_eta) * state.log_step_size_avg
+    return DualAveragingState(log_eps, log_avg, error_avg, count, state.mu)
+
+
+# ------------------------------------------------------------------------------ Welford
+class WelfordState(NamedTuple):
+    """Streaming mean and (co)variance sums, one estimate per chain.
+
+    Attributes
+    ----------
+    mean
+        ``(C, D)`` running mean.
+    m2
+        ``(C, D)`` sums of squared deviations, or ``(C, D, D)`` of outer products (dense).
+    count
+        ``(C,)`` number of draws added.
+    """
+
+    mean: object
+    m2: object
+    count: object
+
+
+def welford_init(num_chains: int, dim: int, *, dense: bool = False, dtype=None) -> WelfordState:
+    """An empty estimator for ``(num_chains, dim)`` draws."""
+    m2_shape = (num_chains, dim, dim) if dense else (num_chains, dim)
+    return WelfordState(ops.zeros((num_chains, dim), dtype), ops.zeros(m2_shape, dtype),
+                        ops.zeros((num_chains,), dtype))
+
+
+def welford_update(state: WelfordState, x) -> WelfordState:
+    """Add the draws ``x`` (``(C, D)``)."""
+    count = state.count + 1.0
+    delta = x - state.mean
+    mean = state.mean + delta / ops.expand_dims(count, -1)
+    delta2 = x - mean
+    if ops.ndim(state.m2) == 3:
+        m2 = state.m2 + ops.expand_dims(delta, -1) * ops.expand_dims(delta2, -2)
+    else:
+        m2 = state.m2 + delta * delta2
+    return WelfordState(mean, m2, count)
+
+
+def welford_covariance(state: WelfordState, *, regularize: bool = True):
+    """The sample (co)variance ``m2 / (n - 1)``, shrunk toward ``1e-3 * I`` as Stan does."""
+    n = state.count
+    dense = ops.ndim(state.m2) == 3
+    shape = (-1, 1, 1) if dense else (-1, 1)
+    n_b = ops.reshape(n, shape)
+    cov = state.m2 / ops.maximum(n_b - 1.0, 1.0)
+    if not regularize:
+        return cov
+    eye = ops.eye(ops.shape(state.mean)[-1], dtype=ops.dtype_of(cov)) if dense else 1.0
+    return (n_b / (n_b + 5.0)) * cov + 1e-3 * (5.0 / (n_b + 5.0)) * eye
+
+
+# ------------------------------------------------------------------------------ heuristic
+def find_reasonable_step_size(rng_key, position, potential_energy, potential_energy_grad,
+                              potential_and_grad_fn: Callable, step_size, inverse_mass_matrix,
+                              *, target_log_accept: float = math.log(0.8),
+                              max_iterations: int = 100):
+    """Stan's initial step-size heuristic, for every chain at once.
+
+    From ``step_size``, take one leapfrog step with a fresh momentum; if the acceptance
+    ``exp(H_0 - H_1)`` is above 0.8 keep doubling the step size until it falls below, otherwise
+    keep halving until it rises above (Hoffman & Gelman 2014, Algorithm 4).
+
+    Parameters
+    ----------
+    rng_key
+        A ``ppl.random`` key.
+    position, potential_energy, potential_energy_grad
+        ``(C, D)``, ``(C,)``, ``(C, D)``: the current point of each chain.
+    potential_and_grad_fn
+        Batched ``q -> (U, grad U)``.
+    step_size
+        ``(C,)`` starting step sizes.
+    inverse_mass_matrix
+        ``(C, D)`` or ``(C, D, D)``.
+
+    Returns
+    -------
+    ``(C,)`` step sizes.
+    """
+    metric = gaussian_euclidean(inverse_mass_matrix)
+    leapfrog = velocity_verlet(potential_and_grad_fn, metric.velocity)
+    shape = ops.shape(position)
+    dtype = ops.dtype_of(position)
+    step_size = ops.asarray(step_size, dtype)
+    neg_inf = -float("inf")
+
+    def body(carry):
+        i, eps, direction, done = carry
+        key = ppl.random.fold_in(rng_key, i)
+        p = metric.sample_momentum(key, shape)
+        h0 = potential_energy + metric.kinetic_energy(p)
+        new = leapfrog(IntegratorState(position, p, potential_energy, potential_energy_grad),
+                       ops.expand_dims(eps, -1))
+        delta = h0 - (new.potential_energy + metric.kinetic_energy(new.momentum))
+        delta = ops.where(ops.isnan(delta), neg_inf, delta)
+        good = delta > target_log_accept
+        # first pass fixes the direction: up while acceptance is good, else down
+        direction = ops.where(direction == 0, ops.where(good, 1.0, -1.0), direction)
+        stop = ops.where(direction > 0, ops.logical_not(good), good)
+        stop = ops.logical_or(stop, ops.logical_or(eps > 1e7, eps < 1e-12))
+        done_now = ops.logical_or(done, stop)
+        eps = ops.where(done_now, eps, eps * ops.where(direction > 0, 2.0, 0.5))
+        return i + 1, eps, direction, done_now
+
+    def cond(carry):
+        i, _, _, done = carry
+        return ops.logical_and(i < max_iterations, ops.logical_not(ops.all(done)))
+
+    init = (ops.zeros((), "int32"), step_size, ops.zeros_like(step_size),
+            ops.zeros(ops.shape(step_size), bool))
+    _, eps, _, _ = ops.while_loop(cond, body, init)
+    return eps
+
+
+# ------------------------------------------------------------------------------ schedule
+class WarmupSchedule(NamedTuple):
+    """Per-iteration warmup flags (NumPy arrays of length ``num_warmup``).
+
+    Attributes
+    ----------
+    reset
+        Before this iteration: re-run the step-size heuristic and restart dual averaging
+        (iteration 0 and the one after each slow window).
+    update_mass
+        Before this iteration: replace the inverse mass matrix by the estimate of the window
+        that just ended, and empty the estimator.
+    collect
+        After this iteration: add the draw to the Welford estimator.
+    windows
+        The slow windows as ``(first, last)`` iteration pairs.
+    """
+
+    reset: np.ndarray
+    update_mass: np.ndarray
+    collect: np.ndarray
+    windows: list
+
+
+def warmup_schedule(num_warmup: int, *, adapt_step_size: bool = True,
+                    adapt_mass_matrix: bool = True, init_buffer: int = 75,
+                    term_buffer: int = 50, base_window: int = 25) -> WarmupSchedule:
+    """Stan's windowed adaptation schedule.
+
+    Examples
+    --------
+    >>> warmup_schedule(1000).windows
+    [(75, 99), (100, 149), (150, 249), (250, 449), (450, 949)]
+    """
+    num_warmup = int(num_warmup)
+    windows: list[tuple[int, int]] = []
+    if adapt_mass_matrix and num_warmup >= 20:
+        if init_buffer + base_window + term_buffer > num_warmup:
+            init_buffer = int(0.15 * num_warmup)
+            term_buffer = int(0.1 * num_warmup)
+            base_window = num_warmup - (init_buffer + term_buffer)
+        last = num_warmup - term_buffer - 1
+        size, start = base_window, init_buffer
+        end = init_buffer + base_window - 1
+        while True:
+            windows.append((start, end))
+            if end >= last:
+                break
+            size *= 2
+            start, end = end + 1, end + size
+            if end != last and end + 2 * size >= num_warmup - term_buffer:
+                end = last
+    reset = np.zeros(num_warmup, bool)
+    update_mass = np.zeros(num_warmup, bool)
+    collect = np.zeros(num_warmup, bool)
+    if num_warmup and adapt_step_size:
+        reset[0] = True
+    for first, last in windows:
+        collect[first:last + 1] = True
+        if last + 1 < num_warmup:
+            update_mass[last + 1] = True
+            reset[last + 1] = reset[last + 1] or adapt_step_size
+    return WarmupSchedule(reset, update_mass, collect, windows)
+
+
+# ------------------------------------------------------------------------------ combined state
+class AdaptState(NamedTuple):
+    """Everything warmup tunes, per chain.
+
+    Attributes
+    ----------
+    step_size
+        ``(C,)`` step size used by the next transition.
+    inverse_mass_matrix
+        ``(C, D)`` or ``(C, D, D)``.
+    dual_averaging
+        :class:`DualAveragingState`.
+    welford
+        :class:`WelfordState` of the current slow window.
+    """
+
+    step_size: object
+    inverse_mass_matrix: object
+    dual_averaging: DualAveragingState
+    welford: WelfordState
+
+
+def adapt_init(step_size, num_chains: int, dim: int, *, dense: bool = False,
+               dtype=None) -> AdaptState:
+    """Initial adaptation state: ``step_size`` everywhere and an identity mass matrix."""
+    dtype = dtype or ppl.get_backend().dtype
+    eps = ops.full((num_chains,), float(step_size), dtype)
+    if dense:
+        inv_mass = ops.broadcast_to(ops.eye(dim, dtype=dtype), (num_chains, dim, dim)) \
+            * ops.ones((num_chains, 1, 1), dtype)
+    else:
+        inv_mass = ops.ones((num_chains, dim), dtype)
+    return AdaptState(eps, inv_mass, dual_averaging_init(eps),
+                      welford_init(num_chains, dim, dense=dense, dtype=dtype))
+
+
+def _tree_where(pred, new, old):
+    if isinstance(new, tuple):
+        return type(new)(*[_tree_where(pred, n, o) for n, o in zip(new, old)])
+    return ops.where(pred, new, old)
+
+
+def adapt_reset(rng_key, adapt: AdaptState, state, potential_and_grad_fn: Callable, *,
+                update_mass, adapt_step_size: bool) -> AdaptState:
+    """Start of a warmup stage: take the window's mass-matrix estimate (when ``update_mass``,
+    a scalar bool) and, with ``adapt_step_size``, re-run the step-size heuristic and restart
+    dual averaging at ``mu = log(10 * step_size)`` (Stan's order)."""
+    inv_mass = ops.where(update_mass, welford_covariance(adapt.welford),
+                         adapt.inverse_mass_matrix)
+    empty = WelfordState(ops.zeros_like(adapt.welford.mean), ops.zeros_like(adapt.welford.m2),
+                         ops.zeros_like(adapt.welford.count))
+    welford = _tree_where(update_mass, empty, adapt.welford)
+    eps, da = adapt.step_size, adapt.dual_averaging
+    if adapt_step_size:
+        eps = find_reasonable_step_size(rng_key, state.position, state.potential_energy,
+                                        state.potential_energy_grad, potential_and_grad_fn,
+                                        eps, inv_mass)
+        da = dual_averaging_init(eps)
+    return AdaptState(eps, inv_mass, da, welford)
+
+
+def adapt_update(adapt: AdaptState, position, accept_prob, *, warmup, collect, last,
+                 target_accept_prob: float, adapt_step_size: bool) -> AdaptState:
+    """After a warmup transition: dual-averaging update (when ``warmup``), Welford update with
+    the new draw (when ``collect``), and the averaged step size at the ``last`` warmup
+    iteration. The flags are scalar bools (traced or concrete)."""
+    eps, da = adapt.step_size, adapt.dual_averaging
+    if adapt_step_size:
+        new_da = dual_averaging_update(da, accept_prob, target_accept_prob)
+        da = _tree_where(warmup, new_da, da)
+        new_eps = ops.exp(ops.where(last, da.log_step_size_avg, da.log_step_size))
+        eps = ops.where(warmup, new_eps, eps)
+    welford = _tree_where(collect, welford_update(adapt.welford, position), adapt.welford)
+    return AdaptState(eps, adapt.inverse_mass_matrix, da, welford)

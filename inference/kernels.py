@@ -1,0 +1,265 @@
+"""The user-facing MCMC kernels: :class:`NUTS` and :class:`HMC`.
+
+A kernel object holds the settings (model or potential, adaptation options, structural choices
+such as ``max_tree_depth``) and turns them into what the :class:`~ppl.inference.MCMC` driver
+runs: the flat unconstrained starting points, a batched potential, and a pure transition
+``kernel(rng_key, state, potential_and_grad_fn, step_size, inverse_mass_matrix)``.
+The transitions themselves live in :mod:`ppl.inference.nuts` and :mod:`ppl.inference.hmc`.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Mapping
+from typing import NamedTuple
+
+import ppl
+from ppl import ops
+from ppl.inference import hmc, nuts
+
+__all__ = ["NUTS", "HMC"]
+
+
+class _Setup(NamedTuple):
+    init_position: object        # (C, D)
+    potential_fn: Callable       # z (D,) -> scalar
+    postprocess_fn: Callable | None
+    layout: object | None
+
+
+def _check_prob(name, value):
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 < value < 1:
+        raise ValueError(f"{name} must be a number in (0, 1), got {value!r}.")
+
+
+def _check_positive(name, value):
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not value > 0 \
+            or not math.isfinite(value):
+        raise ValueError(f"{name} must be a positive finite number, got {value!r}.")
+
+
+class _HMCFamily:
+    """Shared settings and setup of :class:`NUTS` and :class:`HMC`."""
+
+    _info_type: type
+
+    def __init__(self, model=None, *, potential_fn=None, step_size=1.0, adapt_step_size=True,
+                 adapt_mass_matrix=True, dense_mass=False, target_accept_prob=0.8,
+                 init_strategy=None, max_delta_energy=1000.0):
+        if (model is None) == (potential_fn is None):
+            raise ValueError(
+                f"{type(self).__name__}: pass exactly one of model= (a model function) or "
+                "potential_fn= (z -> potential energy, with init_params given to MCMC.run).")
+        if model is not None and not callable(model):
+            raise TypeError(f"model must be callable, got {type(model).__name__}.")
+        if potential_fn is not None and not callable(potential_fn):
+            raise TypeError(f"potential_fn must be callable, got {type(potential_fn).__name__}.")
+        _check_positive("step_size", step_size)
+        _check_prob("target_accept_prob", target_accept_prob)
+        _check_positive("max_delta_energy", max_delta_energy)
+        if not isinstance(dense_mass, bool):
+            raise TypeError(
+                f"dense_mass must be True or False, got {dense_mass!r} (a list of site groups "
+                "is not supported; use dense_mass=True for a full covariance).")
+        self.model = model
+        self.potential_fn = potential_fn
+        self.step_size = float(step_size)
+        self.adapt_step_size = bool(adapt_step_size)
+        self.adapt_mass_matrix = bool(adapt_mass_matrix)
+        self.dense_mass = dense_mass
+        self.target_accept_prob = float(target_accept_prob)
+        self.max_delta_energy = float(max_delta_energy)
+        if init_strategy is None:
+            from ppl.inference.util import init_to_uniform
+            init_strategy = init_to_uniform()
+        self.init_strategy = init_strategy
+
+    # ------------------------------------------------------------------ driver interface
+    def setup(self, rng_key, model_args, model_kwargs, init_params, num_chains) -> _Setup:
+        """Starting points ``(num_chains, D)``, the potential and the postprocessing map."""
+        if self.model is None:
+            if init_params is None:
+                raise ValueError(
+                    "With potential_fn=, pass the starting point to run: "
+                    "mcmc.run(key, init_params=z0) with z0 of shape (D,) or (num_chains, D).")
+            z = _flat_init(init_params, num_chains, None)
+            return _Setup(z, self.potential_fn, None, None)
+        from ppl.inference.util import initialize_model
+
+        info = initialize_model(rng_key, self.model, model_args, model_kwargs,
+                                init_strategy=self.init_strategy, num_chains=num_chains)
+        z = info.init_position
+        if init_params is not None:
+            z = _flat_init(init_params, num_chains, info.layout)
+        return _Setup(z, info.potential_fn, info.postprocess_fn, info.layout)
+
+    def build_kernel(self) -> Callable:
+        """``kernel(rng_key, state, potential_and_grad_fn, step_size, inverse_mass_matrix)``."""
+        raise NotImplementedError
+
+    def empty_info(self, num_chains: int, dtype):
+        """An all-zero info NamedTuple (the shape of a skipped iteration's output)."""
+        zeros = ops.zeros((num_chains,), dtype)
+        flags = ops.zeros((num_chains,), bool)
+        return self._info_type(*[flags if f in ("diverging", "is_accepted") else zeros
+                                 for f in self._info_type._fields])
+
+    def _repr_args(self):
+        target = "model=" + getattr(self.model, "__name__", "?") if self.model is not None \
+            else "potential_fn=..."
+        return f"{target}, step_size={self.step_size}, dense_mass={self.dense_mass}"
+
+
+def _flat_init(init_params, num_chains, layout):
+    if isinstance(init_params, Mapping):
+        if layout is None:
+            raise TypeError("init_params must be an array when the kernel has a potential_fn.")
+        z = layout.ravel({k: ops.asarray(v) for k, v in init_params.items()})
+    else:
+        z = ops.asarray(init_params)
+    if ops.ndim(z) == 1:
+        z = ops.broadcast_to(ops.expand_dims(z, 0), (num_chains,) + tuple(ops.shape(z)))
+    if ops.ndim(z) != 2 or ops.shape(z)[0] != num_chains:
+        raise ValueError(
+            f"init_params must have shape (D,) or (num_chains, D) = ({num_chains}, D) in "
+            f"unconstrained space, got shape {tuple(ops.shape(z))}.")
+    if layout is not None and ops.shape(z)[1] != layout.size:
+        raise ValueError(
+            f"init_params give {ops.shape(z)[1]} unconstrained values, the model has "
+            f"{layout.size} ({layout}).")
+    return ops.asarray(z, ppl.get_backend().dtype)
+
+
+class NUTS(_HMCFamily):
+    """The No-U-Turn Sampler (Hoffman & Gelman 2014) with Stan's adaptation.
+
+    Parameters
+    ----------
+    model
+        A model function (``ppl.sample`` statements). Either ``model`` or ``potential_fn``.
+    potential_fn
+        ``z (D,) -> U(z)``, the negative log density of a flat unconstrained vector; the start
+        is then given as ``mcmc.run(key, init_params=z0)``.
+    step_size
+        Initial step size (tuned during warmup when ``adapt_step_size``).
+    adapt_step_size
+        Tune the step size by dual averaging toward ``target_accept_prob``.
+    adapt_mass_matrix
+        Estimate the inverse mass matrix in Stan's windows.
+    dense_mass
+        Full covariance (``True``) or diagonal (``False``) inverse mass matrix.
+    target_accept_prob
+        Target of the mean acceptance statistic.
+    max_tree_depth
+        At most ``2^max_tree_depth - 1`` leapfrog steps per draw.
+    init_strategy
+        Where chains start (default ``init_to_uniform()``).
+    max_delta_energy
+        Energy error above which a transition is divergent (default 1000, as Stan).
+
+    Examples
+    --------
+    >>> import ppl, ppl.distributions as dist
+    >>> from ppl.inference import MCMC, NUTS
+    >>> def model():
+    ...     ppl.sample("x", dist.Normal(0.0, 1.0))
+    >>> mcmc = MCMC(NUTS(model), num_warmup=100, num_samples=100, progress_bar=False)
+    >>> mcmc.run(0)
+    >>> mcmc.get_samples()["x"].shape
+    (100,)
+    """
+
+    _info_type = nuts.NUTSInfo
+
+    def __init__(self, model=None, *, potential_fn=None, step_size=1.0, adapt_step_size=True,
+                 adapt_mass_matrix=True, dense_mass=False, target_accept_prob=0.8,
+                 max_tree_depth=10, init_strategy=None, max_delta_energy=1000.0):
+        super().__init__(model, potential_fn=potential_fn, step_size=step_size,
+                         adapt_step_size=adapt_step_size, adapt_mass_matrix=adapt_mass_matrix,
+                         dense_mass=dense_mass, target_accept_prob=target_accept_prob,
+                         init_strategy=init_strategy, max_delta_energy=max_delta_energy)
+        if isinstance(max_tree_depth, bool) or not isinstance(max_tree_depth, int) \
+                or not 1 <= max_tree_depth <= 30:
+            raise ValueError(f"max_tree_depth must be an int in [1, 30], got {max_tree_depth!r}.")
+        self.max_tree_depth = max_tree_depth
+
+    def build_kernel(self) -> Callable:
+        return nuts.build_kernel(max_tree_depth=self.max_tree_depth,
+                                 max_delta_energy=self.max_delta_energy)
+
+    def __repr__(self):
+        return f"NUTS({self._repr_args()}, max_tree_depth={self.max_tree_depth})"
+
+
+class HMC(_HMCFamily):
+    """Hamiltonian Monte Carlo with a fixed trajectory (Duane et al. 1987; Neal 2011).
+
+    Parameters are those of :class:`NUTS`, plus:
+
+    num_steps
+        Leapfrog steps per draw. ``None``: ``ceil(trajectory_length / step_size)`` (recomputed
+        as the step size adapts, capped at ``max_num_steps``).
+    trajectory_length
+        Integration time when ``num_steps`` is ``None``.
+    num_steps_jitter
+        In ``[0, 1)``: each draw and chain uses ``ceil(n * (1 - jitter * u))`` steps with
+        ``u ~ Uniform(0, 1)``, which breaks the periodicities of a fixed trajectory.
+    max_num_steps
+        Upper bound of the number of steps when it is derived from ``trajectory_length``.
+
+    Examples
+    --------
+    >>> import ppl, ppl.distributions as dist
+    >>> from ppl.inference import MCMC, HMC
+    >>> def model():
+    ...     ppl.sample("x", dist.Normal(0.0, 1.0))
+    >>> mcmc = MCMC(HMC(model, num_steps=10), num_warmup=100, num_samples=100,
+    ...             progress_bar=False)
+    >>> mcmc.run(0)
+    """
+
+    _info_type = hmc.HMCInfo
+
+    def __init__(self, model=None, *, potential_fn=None, step_size=1.0, num_steps=None,
+                 trajectory_length=2 * math.pi, adapt_step_size=True, adapt_mass_matrix=True,
+                 dense_mass=False, target_accept_prob=0.8, init_strategy=None,
+                 num_steps_jitter=0.0, max_num_steps=1024, max_delta_energy=1000.0):
+        super().__init__(model, potential_fn=potential_fn, step_size=step_size,
+                         adapt_step_size=adapt_step_size, adapt_mass_matrix=adapt_mass_matrix,
+                         dense_mass=dense_mass, target_accept_prob=target_accept_prob,
+                         init_strategy=init_strategy, max_delta_energy=max_delta_energy)
+        if num_steps is not None and (isinstance(num_steps, bool) or not isinstance(
+                num_steps, int) or num_steps < 1):
+            raise ValueError(f"num_steps must be a positive int or None, got {num_steps!r}.")
+        _check_positive("trajectory_length", trajectory_length)
+        if isinstance(num_steps_jitter, bool) or not isinstance(num_steps_jitter, (int, float)) \
+                or not 0 <= num_steps_jitter < 1:
+            raise ValueError(f"num_steps_jitter must be in [0, 1), got {num_steps_jitter!r}.")
+        if isinstance(max_num_steps, bool) or not isinstance(max_num_steps, int) \
+                or max_num_steps < 1:
+            raise ValueError(f"max_num_steps must be a positive int, got {max_num_steps!r}.")
+        self.num_steps = num_steps
+        self.trajectory_length = float(trajectory_length)
+        self.num_steps_jitter = float(num_steps_jitter)
+        self.max_num_steps = max_num_steps
+
+    def build_kernel(self) -> Callable:
+        fixed, length = self.num_steps, self.trajectory_length
+        jitter, cap, max_de = self.num_steps_jitter, self.max_num_steps, self.max_delta_energy
+
+        def kernel(rng_key, state, potential_and_grad_fn, step_size, inverse_mass_matrix):
+            k_jit, k_step = ppl.random.split(rng_key, 2)
+            if fixed is None:
+                n = ops.clip(ops.ceil(length / step_size), 1.0, float(cap))
+            else:
+                n = ops.full(ops.shape(step_size), float(fixed), ops.dtype_of(step_size))
+            if jitter > 0:
+                u = ppl.random.uniform(k_jit, ops.shape(step_size), ops.dtype_of(step_size))
+                n = ops.maximum(ops.ceil(n * (1.0 - jitter * u)), 1.0)
+            return hmc.step(k_step, state, potential_and_grad_fn, step_size, inverse_mass_matrix,
+                            num_steps=n, max_delta_energy=max_de)
+
+        return kernel
+
+    def __repr__(self):
+        return f"HMC({self._repr_args()}, num_steps={self.num_steps})"

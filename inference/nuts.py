@@ -1,0 +1,308 @@
+"""The No-U-Turn Sampler, iterative and batched over chains in lock-step.
+
+One transition (Hoffman & Gelman 2014, with Betancourt 2017's refinements, as in Stan):
+
+* draw a momentum, then double the trajectory ``max_tree_depth`` times at most, each time in a
+  random direction, by integrating a new subtree of ``2^depth`` leapfrog steps from the end of
+  the trajectory;
+* *multinomial* sampling: inside a subtree each new point replaces the subtree's proposal with
+  probability ``w / W`` (progressive uniform sampling, ``w = exp(H_0 - H)``); a valid subtree
+  replaces the trajectory's proposal with probability ``min(1, W_sub / W_old)`` (biased
+  progressive sampling);
+* the *generalised* no-U-turn criterion ``p_sharp^- . rho > 0`` and ``p_sharp^+ . rho > 0``
+  (``rho`` the sum of the momenta, ``p_sharp = M^{-1} p``) is checked on every balanced sub-tree
+  as it completes, plus Stan's two extra checks across each merge (left half + first point of
+  the right half, last point of the left half + right half);
+* a subtree whose energy error exceeds ``max_delta_energy`` is *divergent*; a divergent or
+  U-turning subtree ends the transition and is not sampled from.
+
+The tree is built without recursion: leaf ``n`` of a subtree writes its momentum data to the
+checkpoint slots ``j`` with ``n % 2^j == 0`` (the starts of the balanced sub-trees it begins) and
+checks every sub-tree of size ``2^k`` that it completes (``(n + 1) % 2^k == 0``), all levels at
+once with masks. Chains share the leaf counter and depth; a finished chain is frozen by masks,
+so one ``while_loop`` (compiled on JAX, eager Python on numpy and torch) runs every chain.
+
+References
+----------
+Hoffman, M. D. and Gelman, A. (2014). The No-U-Turn Sampler. JMLR 15.
+Betancourt, M. (2017). A Conceptual Introduction to Hamiltonian Monte Carlo. arXiv:1701.02434.
+Stan Development Team. stan/src/stan/mcmc/hmc/nuts/base_nuts.hpp.
+"""
+
+from __future__ import annotations
+
+from typing import Callable, NamedTuple
+
+import ppl
+from ppl import ops
+from ppl.inference.hmc import HMCState, init
+from ppl.inference.integrators import IntegratorState, velocity_verlet
+from ppl.inference.metrics import gaussian_euclidean
+
+__all__ = ["HMCState", "NUTSInfo", "init", "step"]
+
+
+class NUTSInfo(NamedTuple):
+    """What one NUTS transition reports, per chain.
+
+    Attributes
+    ----------
+    diverging
+        ``(C,)`` bool, a leapfrog step's energy error exceeded ``max_delta_energy``.
+    num_steps
+        ``(C,)`` number of leapfrog steps (gradient evaluations).
+    accept_prob
+        ``(C,)`` mean Metropolis acceptance ``min(1, exp(H_0 - H))`` over every point built
+        (Stan's ``accept_stat__``, the statistic dual averaging adapts).
+    energy
+        ``(C,)`` Hamiltonian of the returned point.
+    tree_depth
+        ``(C,)`` number of trajectory doublings kept.
+    """
+
+    diverging: object
+    num_steps: object
+    accept_prob: object
+    energy: object
+    tree_depth: object
+
+
+# Checkpoint fields, stacked on axis 2 of the (C, L, 5, D) checkpoint array.
+_PS, _P, _PREV_PS, _PREV_P, _RHO = range(5)
+
+
+class _Tree(NamedTuple):
+    left: IntegratorState      # leftmost point of the trajectory
+    right: IntegratorState     # rightmost point
+    left_ps: object            # M^{-1} p at the left end
+    right_ps: object
+    rho: object                # sum of the momenta of the whole trajectory
+    log_weight: object         # log sum of the weights exp(H0 - H)
+    proposal: HMCState
+    proposal_energy: object
+    depth: object              # (C,) doublings kept
+    active: object             # (C,) still doubling
+    diverging: object
+    turning: object
+    sum_accept: object
+    num_steps: object
+    d: object                  # scalar: depth of the next subtree
+    size: object               # scalar: 2^d
+
+
+class _Subtree(NamedTuple):
+    leaf: IntegratorState      # last point integrated
+    leaf_ps: object
+    ckpt: object               # (C, L, 5, D)
+    rho: object                # sum of the momenta of the subtree so far
+    log_weight: object
+    proposal: HMCState
+    proposal_energy: object
+    sum_accept: object
+    num_steps: object
+    turning: object
+    diverging: object
+    building: object           # (C,) still integrating this subtree
+    n: object                  # scalar leaf index
+
+
+def _dot(a, b):
+    return ops.sum(a * b, axis=-1)
+
+
+def _no_uturn(ps_a, ps_b, rho):
+    return ops.logical_and(_dot(ps_a, rho) > 0, _dot(ps_b, rho) > 0)
+
+
+def _select(mask, new, old):
+    """``where`` over matching NamedTuples/arrays; ``mask`` is ``(C,)``."""
+    def one(n, o):
+        m = mask
+        for _ in range(ops.ndim(n) - 1):
+            m = ops.expand_dims(m, -1)
+        return ops.where(m, n, o)
+    if isinstance(new, tuple):
+        return type(new)(*[one(n, o) for n, o in zip(new, old)])
+    return one(new, old)
+
+
+def step(rng_key, state: HMCState, potential_and_grad_fn: Callable, step_size,
+         inverse_mass_matrix, *, max_tree_depth: int = 10, max_delta_energy: float = 1000.0):
+    """One NUTS transition for every chain.
+
+    Parameters
+    ----------
+    rng_key
+        A ``ppl.random`` key (one for the whole batch).
+    state
+        The current :class:`~ppl.inference.hmc.HMCState` (``(C, D)`` positions).
+    potential_and_grad_fn
+        Batched ``q (C, D) -> (U (C,), grad U (C, D))``.
+    step_size
+        ``(C,)`` step sizes.
+    inverse_mass_matrix
+        ``(C, D)`` diagonal or ``(C, D, D)`` dense.
+    max_tree_depth
+        At most ``2^max_tree_depth - 1`` leapfrog steps per transition.
+    max_delta_energy
+        Energy error above which a leapfrog step is divergent.
+
+    Returns
+    -------
+    (HMCState, NUTSInfo)
+
+    Examples
+    --------
+    >>> import ppl
+    >>> from ppl import ops
+    >>> with ppl.use_backend("numpy", dtype="float64"):
+    ...     vg = lambda q: (0.5 * ops.sum(q * q, -1), q)
+    ...     s = init(ops.zeros((2, 3)), vg)
+    ...     s, info = step(ppl.random.key(0), s, vg, ops.full((2,), 0.5), ops.ones((2, 3)))
+    ...     s.position.shape, info.num_steps.shape
+    ((2, 3), (2,))
+    """
+    L = int(max_tree_depth)
+    if L < 1:
+        raise ValueError(f"max_tree_depth must be a positive integer, got {max_tree_depth!r}.")
+    metric = gaussian_euclidean(inverse_mass_matrix)
+    leapfrog = velocity_verlet(potential_and_grad_fn, metric.velocity)
+    C, D = ops.shape(state.position)
+    dtype = ops.dtype_of(state.position)
+    k_mom, k_tree = ppl.random.split(rng_key, 2)
+    half = 2 ** (L - 1)
+
+    p0 = metric.sample_momentum(k_mom, (C, D))
+    ps0 = metric.velocity(p0)
+    energy0 = state.potential_energy + 0.5 * _dot(p0, ps0)
+    z0 = IntegratorState(state.position, p0, state.potential_energy,
+                         state.potential_energy_grad)
+    neg_inf = -float("inf")
+    pow2 = ops.asarray([2 ** j for j in range(L)])
+    step_size = ops.asarray(step_size, dtype)
+
+    def checks(ckpt, rho, ps, done):
+        """Whether a sub-tree completed by this leaf turns (any level), per chain."""
+        s, m = ckpt[:, 1:], ckpt[:, :-1]
+        rho_n = ops.expand_dims(rho, 1)
+        ps_n = ops.expand_dims(ps, 1)
+        ok = ops.logical_and(
+            _no_uturn(s[:, :, _PS], ps_n, rho_n - s[:, :, _RHO]),
+            ops.logical_and(
+                _no_uturn(s[:, :, _PS], m[:, :, _PS],
+                          m[:, :, _RHO] - s[:, :, _RHO] + m[:, :, _P]),
+                _no_uturn(m[:, :, _PREV_PS], ps_n, rho_n - m[:, :, _RHO] + m[:, :, _PREV_P])))
+        return ops.any(ops.logical_and(ops.expand_dims(done[1:], 0), ops.logical_not(ok)),
+                       axis=1)
+
+    no_turn = ops.zeros((C,), bool)
+
+    def leaf_body(sub: _Subtree, eps, uniforms):
+        n = sub.n
+        prev, prev_ps = sub.leaf, sub.leaf_ps
+        new = leapfrog(prev, eps)
+        ps = metric.velocity(new.momentum)
+        energy = new.potential_energy + 0.5 * _dot(new.momentum, ps)
+        log_w = energy0 - energy
+        log_w = ops.where(ops.isnan(log_w), neg_inf, log_w)
+        building = sub.building
+        diverging = ops.logical_and(building, -log_w > max_delta_energy)
+        sum_accept = sub.sum_accept + ops.where(building, ops.exp(ops.minimum(log_w, 0.0)), 0.0)
+        num_steps = sub.num_steps + ops.astype(building, dtype)
+        # progressive (uniform) multinomial sampling within the subtree
+        log_weight = ops.logaddexp(sub.log_weight, log_w)
+        take = uniforms[:, n] < ops.exp(log_w - log_weight)
+        proposal = _select(take, HMCState(new.position, new.potential_energy,
+                                          new.potential_energy_grad), sub.proposal)
+        proposal_energy = ops.where(take, energy, sub.proposal_energy)
+        rho = sub.rho + new.momentum
+        # checkpoints: this leaf starts the balanced sub-trees of sizes 2^j with n % 2^j == 0
+        start = (n // pow2) * pow2 == n
+        entry = ops.stack([ps, new.momentum, prev_ps, prev.momentum, sub.rho], axis=1)
+        ckpt = ops.where(ops.reshape(start, (1, L, 1, 1)), ops.expand_dims(entry, 1), sub.ckpt)
+        # U-turn checks on every sub-tree of size 2^k (k >= 1) this leaf completes (odd n)
+        done = ((n + 1) // pow2) * pow2 == n + 1
+        turn = ops.cond(ops.any(done[1:]), checks, lambda *_: no_turn, ckpt, rho, ps, done)
+        turning = ops.logical_or(sub.turning, ops.logical_and(building, turn))
+        diverging = ops.logical_or(sub.diverging, diverging)
+        building = ops.logical_and(building, ops.logical_not(ops.logical_or(turn, diverging)))
+        return _Subtree(new, ps, ckpt, rho, log_weight, proposal, proposal_energy, sum_accept,
+                        num_steps, turning, diverging, building, n + 1)
+
+    def tree_body(tree: _Tree) -> _Tree:
+        # one draw per doubling: direction, merge, and one uniform per leaf of the subtree
+        u = ppl.random.uniform(ppl.random.fold_in(k_tree, tree.d), (C, 2 + half), dtype)
+        forward = u[:, 0] < 0.5
+        eps = ops.expand_dims(ops.where(forward, step_size, -step_size), -1)
+        start = _select(forward, tree.right, tree.left)
+        start_ps = ops.where(ops.expand_dims(forward, -1), tree.right_ps, tree.left_ps)
+        far_ps = ops.where(ops.expand_dims(forward, -1), tree.left_ps, tree.right_ps)
+        sub0 = _Subtree(
+            start, start_ps, ops.zeros((C, L, 5, D), dtype), ops.zeros((C, D), dtype),
+            ops.full((C,), neg_inf, dtype), tree.proposal, tree.proposal_energy,
+            ops.zeros((C,), dtype), ops.zeros((C,), dtype), ops.zeros((C,), bool),
+            ops.zeros((C,), bool), tree.active, ops.zeros((), ops.dtype_of(tree.d)))
+        leaf_u = u[:, 2:]
+        sub = ops.while_loop(
+            lambda s: ops.logical_and(s.n < tree.size, ops.any(s.building)),
+            lambda s: leaf_body(s, eps, leaf_u), sub0)
+
+        valid = ops.logical_and(tree.active, ops.logical_not(
+            ops.logical_or(sub.turning, sub.diverging)))
+        # biased progressive sampling between the old trajectory and the new subtree
+        take = ops.logical_and(valid, u[:, 1] < ops.exp(sub.log_weight - tree.log_weight))
+        proposal = _select(take, sub.proposal, tree.proposal)
+        proposal_energy = ops.where(take, sub.proposal_energy, tree.proposal_energy)
+        log_weight = ops.where(
+            valid, ops.logaddexp(tree.log_weight, sub.log_weight),
+            tree.log_weight)
+        fwd_valid = ops.logical_and(valid, forward)
+        bwd_valid = ops.logical_and(valid, ops.logical_not(forward))
+        right = _select(fwd_valid, sub.leaf, tree.right)
+        left = _select(bwd_valid, sub.leaf, tree.left)
+        right_ps = _select(fwd_valid, sub.leaf_ps, tree.right_ps)
+        left_ps = _select(bwd_valid, sub.leaf_ps, tree.left_ps)
+        rho = tree.rho + sub.rho
+        # criterion on the merged trajectory, plus Stan's checks across the merge
+        first = ops.sum(sub.ckpt * ops.reshape(ops.astype(pow2 == tree.size, dtype),
+                                                (1, L, 1, 1)), axis=1)
+        ok = ops.logical_and(
+            _no_uturn(far_ps, sub.leaf_ps, rho),
+            ops.logical_and(
+                _no_uturn(far_ps, first[:, _PS], tree.rho + first[:, _P]),
+                _no_uturn(start_ps, sub.leaf_ps, sub.rho + start.momentum)))
+        turning = ops.logical_and(valid, ops.logical_not(ok))
+        depth = tree.depth + ops.astype(valid, ops.dtype_of(tree.depth))
+        active = ops.logical_and(valid, ops.logical_not(turning))
+        return _Tree(left, right, left_ps, right_ps, ops.where(ops.expand_dims(valid, -1),
+                                                               rho, tree.rho),
+                     log_weight, proposal, proposal_energy, depth, active,
+                     ops.logical_or(tree.diverging, sub.diverging),
+                     ops.logical_or(tree.turning, turning),
+                     tree.sum_accept + sub.sum_accept, tree.num_steps + sub.num_steps,
+                     tree.d + 1, tree.size * 2)
+
+    tree0 = _Tree(z0, z0, ps0, ps0, p0, ops.zeros((C,), dtype), state, energy0,
+                  ops.zeros((C,), dtype), ops.ones((C,), bool), ops.zeros((C,), bool),
+                  ops.zeros((C,), bool), ops.zeros((C,), dtype), ops.zeros((C,), dtype),
+                  ops.zeros((), ops.dtype_of(pow2)), ops.ones((), ops.dtype_of(pow2)))
+    tree = ops.while_loop(
+        lambda t: ops.logical_and(t.d < L, ops.any(t.active)), tree_body, tree0)
+    info = NUTSInfo(tree.diverging, tree.num_steps,
+                    tree.sum_accept / ops.maximum(tree.num_steps, 1.0),
+                    tree.proposal_energy, tree.depth)
+    return tree.proposal, info
+
+
+def build_kernel(*, max_tree_depth: int = 10, max_delta_energy: float = 1000.0) -> Callable:
+    """``kernel(rng_key, state, potential_and_grad_fn, step_size, inverse_mass_matrix)`` with
+    the structural settings bound (BlackJAX's ``build_kernel``)."""
+
+    def kernel(rng_key, state, potential_and_grad_fn, step_size, inverse_mass_matrix):
+        return step(rng_key, state, potential_and_grad_fn, step_size, inverse_mass_matrix,
+                    max_tree_depth=max_tree_depth, max_delta_energy=max_delta_energy)
+
+    return kernel
+
+
+_ = init  # re-exported

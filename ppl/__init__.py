@@ -1,0 +1,19 @@
+"""ppl: write a Bayesian model once, run NUTS on numpy, JAX, torch or TensorFlow, and compare.
+
+>>> import ppl
+>>> ppl.get_backend().name in ppl.available_backends()
+True
+"""
+
+from __future__ import annotations
+
+from ppl import diagnostics, handlers, ops, random
+from ppl._state import available_backends, get_backend, set_backend, use_backend
+from ppl.comparison import ComparisonReport, compare
+from ppl.primitives import deterministic, factor, plate, sample
+
+__version__ = "0.1.0"
+
+__all__ = ["available_backends", "get_backend", "set_backend", "use_backend", "ops", "random",
+           "diagnostics", "__version__", "sample", "deterministic", "factor", "plate",
+           "handlers", "compare", "ComparisonReport"]

@@ -1,0 +1,266 @@
+"""``ppl.random``: functional keys and the samplers, on every backend and dtype.
+
+Keys: same key -> same numbers; split / fold_in keys -> different, uncorrelated streams.
+Samplers: shape and dtype, then the marginals against SciPy: the sample mean and variance
+within 5 standard errors (from the sample size and the distribution's kurtosis) and a
+Kolmogorov-Smirnov test (continuous) or chi-square test (discrete) at alpha = 1e-3. Seeds are
+fixed, so the tests are deterministic.
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+import numpy as np
+import pytest
+import scipy.stats as st
+from ppl.backends import RANDOM_OPS
+
+import ppl
+from ppl import ops
+from ppl import random as rnd
+
+COVERS = {f"random.{n}" for n in RANDOM_OPS}
+
+N = 20_000
+ALPHA = 1e-3
+LOGITS = np.log([0.1, 0.2, 0.3, 0.4])
+
+
+@dataclass(frozen=True)
+class RCase:
+    """draw(key) -> samples of ``shape``; marginals: (selector, scipy dist) pairs."""
+
+    id: str
+    draw: Callable
+    shape: tuple
+    kind: str                       # "float", "int", "bool", "number" (int or float)
+    marginals: list = field(default_factory=list)
+    discrete: bool = False
+
+
+def _col(j):
+    return lambda s: s[:, j]
+
+
+def _all(s):
+    return s.reshape(-1)
+
+
+_MVN_MEAN = np.array([1.0, -2.0, 0.5])
+_MVN_COV = np.array([[2.0, 0.6, 0.2], [0.6, 1.0, -0.3], [0.2, -0.3, 0.5]])
+_V = np.array([0.3, -1.0, 2.0])
+
+RCASES = [
+    RCase("uniform", lambda k: rnd.uniform(k, (N,)), (N,), "float", [(_all, st.uniform())]),
+    RCase("uniform-range", lambda k: rnd.uniform(k, (N // 4, 4), minval=-2.0, maxval=3.0),
+          (N // 4, 4), "float", [(_all, st.uniform(-2.0, 5.0))]),
+    RCase("normal", lambda k: rnd.normal(k, (N,)), (N,), "float", [(_all, st.norm())]),
+    RCase("normal-2d", lambda k: rnd.normal(k, (N // 4, 4)), (N // 4, 4), "float",
+          [(_all, st.norm())]),
+    RCase("exponential", lambda k: rnd.exponential(k, (N,)), (N,), "float",
+          [(_all, st.expon())]),
+    RCase("cauchy", lambda k: rnd.cauchy(k, (N,)), (N,), "float", [(_all, st.cauchy())]),
+    RCase("laplace", lambda k: rnd.laplace(k, (N,)), (N,), "float", [(_all, st.laplace())]),
+    RCase("logistic", lambda k: rnd.logistic(k, (N,)), (N,), "float",
+          [(_all, st.logistic())]),
+    # one case per gamma-based sampler (each new shape costs JAX a compilation)
+    RCase("gamma", lambda k: rnd.gamma(k, ops.asarray([0.3, 1.0, 4.0]), (N, 3)), (N, 3),
+          "float", [(_col(j), st.gamma(a)) for j, a in enumerate([0.3, 1.0, 4.0])]),
+    RCase("beta", lambda k: rnd.beta(k, ops.asarray([0.7, 3.0]), 0.5, (N, 2)), (N, 2),
+          "float", [(_col(0), st.beta(0.7, 0.5)), (_col(1), st.beta(3.0, 0.5))]),
+    RCase("dirichlet", lambda k: rnd.dirichlet(k, ops.asarray([1.0, 2.0, 3.0]), (N,)),
+          (N, 3), "float", [(_col(j), st.beta(a, 6.0 - a)) for j, a in enumerate([1, 2, 3])]),
+    RCase("t", lambda k: rnd.t(k, 7.0, (N,)), (N,), "float", [(_all, st.t(7.0))]),
+    RCase("truncated_normal", lambda k: rnd.truncated_normal(k, -1.0, 2.0, (N,)), (N,),
+          "float", [(_all, st.truncnorm(-1.0, 2.0))]),
+    RCase("truncated_normal-tail", lambda k: rnd.truncated_normal(k, 2.0, np.inf, (N,)), (N,),
+          "float", [(_all, st.truncnorm(2.0, np.inf))]),
+    RCase("multivariate_normal", lambda k: rnd.multivariate_normal(
+        k, ops.asarray(_MVN_MEAN), ops.asarray(_MVN_COV), (N,)), (N, 3), "float",
+        [(_col(0), st.norm(1.0, np.sqrt(2.0))),
+         (lambda s: s @ _V, st.norm(_V @ _MVN_MEAN, np.sqrt(_V @ _MVN_COV @ _V)))]),
+    RCase("poisson", lambda k: rnd.poisson(k, ops.asarray([0.5, 3.5, 40.0]), (N, 3)), (N, 3),
+          "int", [(_col(j), st.poisson(m)) for j, m in enumerate([0.5, 3.5, 40.0])],
+          discrete=True),
+    RCase("binomial", lambda k: rnd.binomial(k, 10.0, 0.3, (N,)), (N,), "number",
+          [(_all, st.binom(10, 0.3))], discrete=True),
+    RCase("bernoulli", lambda k: rnd.bernoulli(k, 0.3, (N,)), (N,), "bool",
+          [(_all, st.bernoulli(0.3))], discrete=True),
+    RCase("categorical", lambda k: rnd.categorical(k, ops.asarray(LOGITS), shape=(N,)), (N,),
+          "int", [(_all, st.rv_discrete(values=(range(4), np.exp(LOGITS))))], discrete=True),
+    RCase("categorical-batched",
+          lambda k: rnd.categorical(k, ops.asarray(np.stack([LOGITS, LOGITS[::-1]])),
+                                    axis=-1, shape=(N, 2)), (N, 2), "int",
+          [(_col(0), st.rv_discrete(values=(range(4), np.exp(LOGITS)))),
+           (_col(1), st.rv_discrete(values=(range(4), np.exp(LOGITS[::-1]))))], discrete=True),
+    RCase("categorical-axis0",
+          lambda k: rnd.categorical(k, ops.asarray(np.stack([LOGITS, LOGITS[::-1]], 1)),
+                                    axis=0), (2,), "int"),
+    RCase("randint", lambda k: rnd.randint(k, (N,), 2, 7), (N,), "int",
+          [(_all, st.randint(2, 7))], discrete=True),
+]
+
+
+def _key(case_id, seed=0):
+    return rnd.fold_in(rnd.key(seed), sum(map(ord, case_id)))
+
+
+def _moments_ok(x, dist, label):
+    mean, var, kurt = (float(v) for v in dist.stats(moments="mvk"))
+    n = len(x)
+    if not np.isfinite(var):
+        return
+    se = np.sqrt(var / n)
+    assert abs(x.mean() - mean) < 5 * se, f"{label}: mean {x.mean():.5g}, expected {mean:.5g}"
+    if np.isfinite(kurt):
+        se_var = var * np.sqrt((kurt + 2.0) / n)
+        assert abs(x.var() - var) < 5 * se_var + 1e-12, (
+            f"{label}: variance {x.var():.5g}, expected {var:.5g}")
+
+
+def _chisquare_p(x, dist):
+    lo, hi = int(dist.ppf(1e-7)), int(dist.ppf(1 - 1e-7)) + 1
+    ks = np.arange(lo, hi + 1)
+    expected = dist.pmf(ks) * len(x)
+    counts = np.array([(x == k).sum() for k in ks], dtype=float)
+    keep = expected >= 5
+    obs_rest, exp_rest = len(x) - counts[keep].sum(), len(x) - expected[keep].sum()
+    if exp_rest < 1e-3:  # every bin kept: nothing may fall elsewhere
+        assert obs_rest == 0, f"{int(obs_rest)} draws outside the support"
+        obs, exp = counts[keep], expected[keep]
+    else:
+        obs, exp = np.append(counts[keep], obs_rest), np.append(expected[keep], exp_rest)
+    return st.chisquare(obs, exp * obs.sum() / exp.sum()).pvalue
+
+
+def _check_kind(x, kind, dtype, label):
+    d = ops.dtype_of(x)
+    ok = {"float": (dtype,), "int": ("int32", "int64"), "bool": ("bool",),
+          "number": ("int32", "int64", dtype)}[kind]
+    assert d in ok, f"{label}: dtype {d}, expected one of {ok}"
+
+
+@pytest.mark.parametrize("case", RCASES, ids=[c.id for c in RCASES])
+def test_sampler(case, backend, dtype):
+    draws = case.draw(_key(case.id))
+    assert ops.shape(draws) == case.shape, f"{case.id}: shape {ops.shape(draws)}"
+    _check_kind(draws, case.kind, dtype, case.id)
+    again = case.draw(_key(case.id))
+    np.testing.assert_array_equal(ops.to_numpy(again), ops.to_numpy(draws),
+                                  err_msg=f"{case.id}: same key gave different numbers")
+    other = case.draw(_key(case.id, seed=1))
+    assert not np.array_equal(ops.to_numpy(other), ops.to_numpy(draws)), (
+        f"{case.id}: different keys gave the same numbers")
+    s = ops.to_numpy(draws).astype(np.float64)
+    assert np.all(np.isfinite(s)), f"{case.id}: non-finite draws"
+    if case.id == "dirichlet":
+        np.testing.assert_allclose(s.sum(-1), 1.0, rtol=1e-5 if dtype == "float32" else 1e-12)
+    if case.id == "categorical-axis0":
+        assert np.all((s >= 0) & (s < 4))
+    for j, (select, dist) in enumerate(case.marginals):
+        x = select(s)
+        label = f"{case.id}[{j}]"
+        _moments_ok(x, dist, label)
+        if case.discrete:
+            assert np.all(x == np.round(x)), f"{label}: non-integer draws"
+            p = _chisquare_p(x, dist)
+        else:
+            lo, hi = dist.support()
+            assert np.all((x >= lo) & (x <= hi)), f"{label}: draws outside the support"
+            p = st.kstest(x, dist.cdf).pvalue
+        assert p > ALPHA, f"{label}: goodness-of-fit p-value {p:.2g} < {ALPHA}"
+
+
+def test_explicit_dtype(backend, dtype):
+    x = rnd.normal(rnd.key(0), (3,), dtype=dtype)
+    assert ops.dtype_of(x) == dtype
+    u = rnd.uniform(rnd.key(0), (3,), dtype)
+    assert ops.dtype_of(u) == dtype
+
+
+# ------------------------------------------------------------------------------- keys
+def test_key_determinism(backend):
+    a = ops.to_numpy(rnd.normal(rnd.key(123), (5,)))
+    b = ops.to_numpy(rnd.normal(rnd.key(123), (5,)))
+    c = ops.to_numpy(rnd.normal(rnd.key(124), (5,)))
+    np.testing.assert_array_equal(a, b)
+    assert not np.array_equal(a, c)
+
+
+def test_split_shapes_and_unpacking(backend):
+    key = rnd.key(0)
+    keys = rnd.split(key, 3)
+    assert ops.shape(keys)[0] == 3
+    k1, k2 = rnd.split(key)
+    draws = [ops.to_numpy(rnd.normal(k, (4,))) for k in (keys[0], keys[1], keys[2], k1, k2)]
+    for i, j in itertools.combinations(range(3), 2):
+        assert not np.array_equal(draws[i], draws[j]), "split keys gave equal draws"
+    np.testing.assert_array_equal(draws[3], ops.to_numpy(rnd.normal(rnd.split(key)[0], (4,))))
+
+
+def test_split_streams_are_independent(backend):
+    key = rnd.key(7)
+    keys = rnd.split(key, 4)
+    # (not fold_in(key, i) against split(key, n)[i]: they coincide in jax.random itself)
+    children = [keys[i] for i in range(4)] + list(rnd.split(keys[0], 2)) + [
+        rnd.fold_in(key, 11), rnd.fold_in(key, 12), key]
+    z = np.stack([ops.to_numpy(rnd.normal(k, (N // 4,))).astype(float) for k in children])
+    corr = np.corrcoef(z)
+    off = corr[~np.eye(len(children), dtype=bool)]
+    # |r| of independent streams is ~ N(0, 1/n): 5 standard errors
+    assert np.max(np.abs(off)) < 5 / np.sqrt(N // 4), f"correlated streams: {np.round(corr, 3)}"
+    assert len({tuple(row[:3]) for row in z}) == len(children), "two keys gave the same stream"
+
+
+def test_fold_in(backend):
+    key = rnd.key(3)
+    a = ops.to_numpy(rnd.uniform(rnd.fold_in(key, 5), (4,)))
+    np.testing.assert_array_equal(a, ops.to_numpy(rnd.uniform(rnd.fold_in(key, 5), (4,))))
+    assert not np.array_equal(a, ops.to_numpy(rnd.uniform(rnd.fold_in(key, 6), (4,))))
+    assert not np.array_equal(a, ops.to_numpy(rnd.uniform(key, (4,))))
+
+
+def test_permutation(backend):
+    p = rnd.permutation(rnd.key(0), 10)
+    assert ops.dtype_of(p) in ("int32", "int64")
+    np.testing.assert_array_equal(np.sort(ops.to_numpy(p)), np.arange(10))
+    keys = rnd.split(rnd.key(1), 240)
+    perms = [tuple(ops.to_numpy(rnd.permutation(keys[i], 3))) for i in range(240)]
+    counts = [perms.count(q) for q in itertools.permutations(range(3))]
+    assert st.chisquare(counts).pvalue > ALPHA, f"permutations not uniform: {counts}"
+
+
+def test_vmap_over_keys(backend):
+    keys = rnd.split(rnd.key(2), 3)
+    out = ops.vmap(lambda k: rnd.normal(k, (4,)))(keys)
+    ref = np.stack([ops.to_numpy(rnd.normal(keys[i], (4,))) for i in range(3)])
+    assert ops.shape(out) == (3, 4)
+    np.testing.assert_allclose(ops.to_numpy(out), ref, rtol=1e-6)
+
+
+def test_samplers_do_not_touch_global_state(backend):
+    np.random.seed(0)
+    before = np.random.random()
+    np.random.seed(0)
+    rnd.normal(rnd.key(0), (3,))
+    rnd.uniform(rnd.key(1), (3,))
+    assert np.random.random() == before
+    assert ppl.get_backend() is backend
+
+
+@pytest.mark.parametrize("name", RANDOM_OPS)
+def test_signature_matches_jax_random(name):
+    """``ppl.random.<name>`` takes ``jax.random.<name>``'s arguments, in the same order."""
+    import inspect
+
+    jr = pytest.importorskip("jax.random")
+    if not hasattr(jr, name):
+        pytest.skip(f"jax.random has no {name}")
+    ours = list(inspect.signature(getattr(ppl.backends.Backend, f"random_{name}")).parameters)
+    ours = ours[1:]  # self
+    theirs = list(inspect.signature(getattr(jr, name)).parameters)
+    assert ours == theirs[:len(ours)], (
+        f"ppl.random.{name}{tuple(ours)} differs from jax.random.{name}{tuple(theirs)}")

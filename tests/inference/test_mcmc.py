@@ -1,0 +1,243 @@
+"""The MCMC driver: shapes and types of the results, determinism, continuation from
+``post_warmup_state``, chain methods, thinning, compile-once on JAX, Ctrl-C, summaries, ArviZ
+conversion and input checking."""
+
+import warnings
+
+import numpy as np
+import pytest
+
+import ppl
+import ppl.distributions as dist
+from ppl import ops
+from ppl.inference import HMC, MCMC, NUTS
+
+
+def model(y=None):
+    mu = ppl.sample("mu", dist.Normal(0.0, 3.0))
+    sigma = ppl.sample("sigma", dist.HalfNormal(2.0))
+    with ppl.plate("J", 3):
+        z = ppl.sample("z", dist.Normal(0.0, 1.0))
+        ppl.deterministic("w", mu + sigma * z)
+    with ppl.plate("N", 4):
+        ppl.sample("y", dist.Normal(mu, sigma), obs=y)
+
+
+Y = np.array([0.5, 1.5, -0.3, 1.0])
+
+
+def _std_normal(z):
+    return 0.5 * ops.sum(z * z)
+
+
+def _small(kernel, **kw):
+    opts = dict(num_warmup=30, num_samples=20, num_chains=2, progress_bar=False)
+    opts.update(kw)
+    return MCMC(kernel, **opts)
+
+
+@pytest.mark.dtypes("float32")
+def test_samples_and_extra_fields(backend):
+    mcmc = _small(NUTS(model), thinning=2)
+    mcmc.run(0, y=ops.asarray(Y))
+    s = mcmc.get_samples()
+    assert set(s) == {"mu", "sigma", "z", "w"}
+    assert ops.shape(s["z"]) == (20, 3) and ops.shape(s["mu"]) == (20,)
+    assert all(ops.is_array(v) for v in s.values())
+    g = mcmc.get_samples(group_by_chain=True)
+    assert ops.shape(g["w"]) == (2, 10, 3)
+    w = ops.to_numpy(g["mu"])[..., None] + ops.to_numpy(g["sigma"])[..., None] \
+        * ops.to_numpy(g["z"])
+    np.testing.assert_allclose(ops.to_numpy(g["w"]), w, rtol=1e-5, atol=1e-5)
+    assert np.all(ops.to_numpy(s["sigma"]) > 0)
+    ef = mcmc.get_extra_fields()
+    for name in ("diverging", "num_steps", "accept_prob", "energy", "step_size", "tree_depth",
+                 "potential_energy"):
+        assert ops.shape(ef[name]) == (20,), name
+    assert ops.to_numpy(ef["diverging"]).dtype == bool
+    steps, depth = ops.to_numpy(ef["num_steps"]), ops.to_numpy(ef["tree_depth"])
+    assert np.all(steps >= 1) and np.all(steps <= 2 ** (depth + 1) - 1)
+    acc = ops.to_numpy(ef["accept_prob"])
+    assert np.all((acc >= 0) & (acc <= 1))
+    assert ops.shape(mcmc.get_extra_fields(group_by_chain=True)["energy"]) == (2, 10)
+
+
+@pytest.mark.dtypes("float64")
+def test_same_seed_same_draws(backend):
+    def draws(seed):
+        mcmc = _small(NUTS(model))
+        mcmc.run(seed, y=ops.asarray(Y))
+        return ops.to_numpy(mcmc.get_samples()["z"])
+
+    a, b = draws(3), draws(3)
+    np.testing.assert_array_equal(a, b)
+    assert not np.array_equal(a, draws(ppl.random.key(4)))
+
+
+@pytest.mark.dtypes("float64")
+def test_post_warmup_state_skips_warmup(backend):
+    mcmc = _small(NUTS(potential_fn=_std_normal), num_warmup=50)
+    mcmc.run(0, init_params=ops.zeros((2, 3)))
+    assert mcmc.post_warmup_state is None            # only set by the user or by warmup()
+    adapted = ops.to_numpy(mcmc.last_state.step_size)
+    eps = ops.to_numpy(mcmc.get_extra_fields(group_by_chain=True)["step_size"])
+    np.testing.assert_allclose(eps, np.broadcast_to(adapted[:, None], eps.shape))
+    last = ops.to_numpy(mcmc.last_state.position)
+    mcmc.post_warmup_state = mcmc.last_state
+    mcmc.run(mcmc.post_warmup_state.rng_key, init_params=ops.zeros((2, 3)))
+    eps2 = ops.to_numpy(mcmc.get_extra_fields(group_by_chain=True)["step_size"])
+    np.testing.assert_allclose(eps2, np.broadcast_to(adapted[:, None], eps2.shape))
+    assert ops.shape(mcmc.get_samples()) == (40, 3)
+    # the chains continue from where they stopped (not from init_params)
+    assert not np.allclose(last, 0.0)
+    assert not np.allclose(ops.to_numpy(mcmc.get_samples(group_by_chain=True))[:, 0], 0.0)
+    # warmup() runs the warmup phase only and sets post_warmup_state
+    other = _small(NUTS(potential_fn=_std_normal), num_warmup=50)
+    other.warmup(0, init_params=ops.zeros((2, 3)))
+    warm = ops.to_numpy(other.post_warmup_state.step_size)
+    np.testing.assert_allclose(warm, adapted)          # same seed, same warmup
+    other.run(5, init_params=ops.zeros((2, 3)))
+    eps3 = ops.to_numpy(other.get_extra_fields(group_by_chain=True)["step_size"])
+    np.testing.assert_allclose(eps3, np.broadcast_to(warm[:, None], eps3.shape))
+
+
+@pytest.mark.dtypes("float64")
+@pytest.mark.parametrize("kernel", ["nuts", "hmc"])
+def test_sequential_and_parallel_agree(backend, kernel):
+    make = (lambda: NUTS(potential_fn=_std_normal)) if kernel == "nuts" else \
+        (lambda: HMC(potential_fn=_std_normal, num_steps=5))
+    out = {}
+    for method in ("sequential", "parallel"):
+        mcmc = _small(make(), chain_method=method)
+        mcmc.run(1, init_params=ops.asarray(np.array([[0.5, -0.5], [1.0, 0.2]])))
+        out[method] = ops.to_numpy(mcmc.get_samples(group_by_chain=True))
+        assert out[method].shape == (2, 20, 2)
+        ef = mcmc.get_extra_fields(group_by_chain=True)
+        assert ops.shape(ef["accept_prob"]) == (2, 20)
+    np.testing.assert_array_equal(out["sequential"], out["parallel"])
+
+
+@pytest.mark.backends("jax")
+@pytest.mark.dtypes("float32")
+def test_log_density_traced_once_per_run(backend):
+    calls = []
+
+    def potential(z):
+        calls.append(1)
+        return _std_normal(z)
+
+    counts = []
+    for n in (20, 100):
+        calls.clear()
+        mcmc = _small(NUTS(potential_fn=potential), num_warmup=40, num_samples=n, chunk_size=10)
+        mcmc.run(0, init_params=ops.zeros((2, 2)))
+        counts.append(len(calls))
+    # init + one trace of the compiled chunk (leapfrog and step-size heuristic), whatever the
+    # number of chunks
+    assert counts[0] == counts[1] <= 4, counts
+
+
+@pytest.mark.backends("numpy")
+@pytest.mark.dtypes("float64")
+def test_keyboard_interrupt_keeps_draws(backend):
+    calls = [0]
+    limit = [None]
+
+    def potential(z):
+        calls[0] += 1
+        if limit[0] is not None and calls[0] > limit[0]:
+            raise KeyboardInterrupt
+        return _std_normal(z)
+
+    mcmc = _small(NUTS(potential_fn=potential), num_chains=1)
+    mcmc.run(0, init_params=ops.zeros(2))
+    total = calls[0]
+    calls[0], limit[0] = 0, total - 3
+    with pytest.warns(UserWarning, match="interrupted"):
+        mcmc.run(0, init_params=ops.zeros(2))
+    n = ops.shape(mcmc.get_samples())[0]
+    assert 0 < n < 20
+    assert ops.shape(mcmc.get_extra_fields()["diverging"]) == (n,)
+
+
+@pytest.mark.backends("jax")
+@pytest.mark.dtypes("float64")
+def test_summary_print_summary_and_arviz(backend, capsys):
+    pytest.importorskip("arviz")
+    mcmc = _small(NUTS(model), num_samples=50)
+    mcmc.run(0, y=ops.asarray(Y))
+    s = mcmc.summary()
+    assert set(s) == {"mu", "sigma", "z", "w"}
+    assert np.shape(s["z"]["mean"]) == (3,) and "r_hat" in s["mu"] and "n_eff" in s["mu"]
+    mcmc.print_summary()
+    out = capsys.readouterr().out
+    assert "Number of divergences" in out and "z[2]" in out
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        idata = mcmc.to_arviz()
+    assert dict(idata.posterior.sizes)["chain"] == 2 and dict(idata.posterior.sizes)["draw"] == 50
+    assert idata.sample_stats["diverging"].shape == (2, 50)
+    np.testing.assert_allclose(np.asarray(idata.observed_data["y"]), Y)
+
+
+@pytest.mark.backends("numpy")
+@pytest.mark.dtypes("float64")
+def test_progress_bar(backend, capsys):
+    mcmc = _small(NUTS(potential_fn=_std_normal), progress_bar=True)
+    mcmc.run(0, init_params=ops.zeros((2, 2)))
+    err = capsys.readouterr().err
+    assert "sample" in err and "divergences" in err and "step_size" in err
+
+
+@pytest.mark.backends("numpy")
+@pytest.mark.dtypes("float64")
+def test_hmc_extra_fields_and_repr(backend):
+    mcmc = _small(HMC(model, num_steps=4))
+    mcmc.run(0, y=ops.asarray(Y))
+    ef = mcmc.get_extra_fields()
+    assert np.all(ops.to_numpy(ef["num_steps"]) == 4)
+    assert "tree_depth" not in ef
+    assert "HMC(" in repr(mcmc.kernel) and "NUTS(" in repr(NUTS(model))
+
+
+BAD = [
+    (lambda: MCMC(3, num_warmup=1, num_samples=1), TypeError, "kernel"),
+    (lambda: MCMC(NUTS(model), num_warmup=-1, num_samples=1), ValueError, "num_warmup"),
+    (lambda: MCMC(NUTS(model), num_warmup=1, num_samples=0), ValueError, "num_samples"),
+    (lambda: MCMC(NUTS(model), num_warmup=1, num_samples=1, num_chains=0), ValueError,
+     "num_chains"),
+    (lambda: MCMC(NUTS(model), num_warmup=1, num_samples=1, chain_method="gpu"), ValueError,
+     "chain_method"),
+    (lambda: MCMC(NUTS(model), num_warmup=1, num_samples=1, thinning=0), ValueError,
+     "thinning"),
+    (lambda: NUTS(), ValueError, "exactly one"),
+    (lambda: NUTS(model, potential_fn=_std_normal), ValueError, "exactly one"),
+    (lambda: NUTS(model, step_size=-1.0), ValueError, "step_size"),
+    (lambda: NUTS(model, target_accept_prob=1.5), ValueError, "target_accept_prob"),
+    (lambda: NUTS(model, max_tree_depth=0), ValueError, "max_tree_depth"),
+    (lambda: NUTS(model, dense_mass="yes"), TypeError, "dense_mass"),
+    (lambda: HMC(model, num_steps=0), ValueError, "num_steps"),
+    (lambda: HMC(model, num_steps_jitter=1.0), ValueError, "num_steps_jitter"),
+]
+
+
+@pytest.mark.parametrize("make, err, match", BAD, ids=[b[2] + str(i) for i, b in enumerate(BAD)])
+def test_bad_arguments(make, err, match):
+    with pytest.raises(err, match=match):
+        make()
+
+
+@pytest.mark.backends("numpy")
+@pytest.mark.dtypes("float64")
+def test_bad_run_arguments(backend):
+    mcmc = _small(NUTS(potential_fn=_std_normal))
+    with pytest.raises(RuntimeError, match="run"):
+        mcmc.get_samples()
+    with pytest.raises(ValueError, match="init_params"):
+        mcmc.run(0)
+    with pytest.raises(ValueError, match="init_params"):
+        mcmc.run(0, init_params=ops.zeros((3, 2)))
+    with pytest.raises(ValueError, match="extra_fields"):
+        mcmc.run(0, init_params=ops.zeros(2), extra_fields=("bogus",))
+    with pytest.raises(TypeError, match="rng_key"):
+        mcmc.run(1.5, init_params=ops.zeros(2))
