@@ -16,7 +16,7 @@ import scipy.linalg as sla
 import scipy.special as sps
 from autograd.extend import defvjp, primitive
 
-__all__ = ["ndtr", "ndtri", "log_ndtr", "xlogy", "xlog1py", "solve_triangular", "index_update",
+__all__ = ["cumprod", "ndtr", "ndtri", "log_ndtr", "xlogy", "xlog1py", "solve_triangular", "index_update",
            "index_add", "standard_gamma", "unbroadcast"]
 
 _LOG_SQRT_2PI = 0.5 * math.log(2.0 * math.pi)
@@ -117,6 +117,22 @@ def _tri_grad_a(ans, a, b, lower=True):
 
 
 defvjp(solve_triangular, _tri_grad_a, _tri_grad_b)
+
+
+@primitive
+def cumprod(x, axis):
+    return np.cumprod(x, axis=axis)
+
+
+def _cumprod_vjp(ans, x, axis):
+    # d y_j / d x_i = y_j / x_i for j >= i (x nonzero): a reversed cumulative sum.
+    def vjp(g):
+        rev = np.flip(np.cumsum(np.flip(g * ans, axis), axis=axis), axis)
+        return rev / x
+    return vjp
+
+
+defvjp(cumprod, _cumprod_vjp)
 
 
 # ----------------------------------------------------------------------------- index updates

@@ -563,8 +563,16 @@ class Backend:
                       else 1e-300, 1.0 - np.finfo(dtype or self.dtype).eps)
         return self.clip(self.ndtri(p), lower, upper)
 
-    def random_permutation(self, key, n):
-        return self.argsort(self.random_uniform(key, (int(n),)))
+    def random_permutation(self, key, x, axis=0, independent=False):
+        """``jax.random.permutation``: a permutation of ``range(x)`` for an int ``x``, else
+        ``x`` shuffled along ``axis`` (each slice on its own when ``independent``)."""
+        if not self.is_array(x) or self.ndim(x) == 0:
+            return self.argsort(self.random_uniform(key, (int(x),)))
+        if independent:
+            order = self.argsort(self.random_uniform(key, self.shape(x)), axis=axis)
+            return self.take_along_axis(x, order, axis)
+        n = self.shape(x)[axis]
+        return self.take(x, self.argsort(self.random_uniform(key, (n,))), axis=axis)
 
     def random_multivariate_normal(self, key, mean, cov, shape=None, dtype=None):
         mean = self.asarray(mean, dtype)

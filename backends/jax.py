@@ -19,6 +19,7 @@ import jax.numpy as jnp
 import jax.scipy.linalg as jsl
 import jax.scipy.special as jsp
 import numpy as np
+
 from ppl.backends.base import Backend
 
 __all__ = ["JaxBackend"]
@@ -151,13 +152,16 @@ class JaxBackend(Backend):
     def __init__(self, dtype: str = "float32", device=None):
         super().__init__(dtype=dtype, device=device)
         self._device = _parse_device(device)
+        self._float_dtype = np.dtype(dtype)
         if dtype == "float64":
             _enable_x64()
 
     # ------------------------------------------------------------------ helpers
     def _dt(self, dtype=None):
         """A concrete NumPy dtype: ``self.dtype`` for ``None``; int64 narrowed without x64."""
-        dt = np.dtype(self.dtype if dtype is None else jnp.dtype(dtype))
+        if dtype is None:
+            return self._float_dtype
+        dt = np.dtype(jnp.dtype(dtype))
         if dt == np.float64:
             _enable_x64()
         return jax.dtypes.canonicalize_dtype(dt)
@@ -170,12 +174,12 @@ class JaxBackend(Backend):
 
     def _float(self, x):
         x = self._in(x)
-        return x if jnp.issubdtype(x.dtype, jnp.inexact) else x.astype(self._dt())
+        return x if x.dtype.kind in "fc" else x.astype(self._dt())
 
     def _fins(self, *args):
         """``_ins`` for ops with a floating result: all-integer input becomes ``self.dtype``."""
         args = self._ins(*args)
-        if any(isinstance(a, jax.Array) and jnp.issubdtype(a.dtype, jnp.inexact) for a in args):
+        if any(isinstance(a, jax.Array) and a.dtype.kind in "fc" for a in args):
             return args
         return [self._float(a) for a in args]
 
@@ -183,9 +187,9 @@ class JaxBackend(Backend):
         """Convert the non-JAX arguments of an n-ary op. Python scalars stay weakly typed next to
         a JAX array of their kind (ints next to any array, floats next to a floating one), so
         ``maximum(x, 0.0)`` keeps ``x``'s dtype; everything else goes through ``asarray``."""
-        arrays = [a for a in args if isinstance(a, jax.Array)]
-        floating = any(jnp.issubdtype(a.dtype, jnp.inexact) for a in arrays)
-        weak = (bool, int, float, complex) if floating else (bool, int) if arrays else ()
+        kinds = [a.dtype.kind for a in args if isinstance(a, jax.Array)]
+        weak = (bool, int, float, complex) if ("f" in kinds or "c" in kinds) else (
+            (bool, int) if kinds else ())
         return [a if isinstance(a, jax.Array) or type(a) in weak else self.asarray(a)
                 for a in args]
 
@@ -203,11 +207,15 @@ class JaxBackend(Backend):
     def asarray(self, x, dtype=None):
         if isinstance(x, jax.Array):
             return x if dtype is None else x.astype(self._dt(dtype))
-        if dtype is not None:
-            return self._put(jnp.asarray(x, dtype=self._dt(dtype)))
-        a = jnp.asarray(x)
-        if jnp.issubdtype(a.dtype, jnp.floating):
-            a = a.astype(self._dt())
+        if isinstance(x, bool | int | float | complex | np.ndarray | np.generic):
+            # host data: convert with NumPy first (faster than jnp.asarray(x, dtype=...))
+            x = np.asarray(x)
+            if dtype is not None or x.dtype.kind == "f":
+                x = x.astype(self._dt(dtype), copy=False)
+            return self._put(jnp.asarray(x))
+        a = jnp.asarray(x, dtype=None if dtype is None else self._dt(dtype))
+        if dtype is None and a.dtype.kind == "f":
+            a = a.astype(self._float_dtype)
         return self._put(a)
 
     def to_numpy(self, x): return np.array(jax.device_get(self._in(x)))
@@ -559,7 +567,9 @@ class JaxBackend(Backend):
         return jax.random.truncated_normal(key, self._param(lower, dt), self._param(upper, dt),
                                            _shape(shape), dt)
 
-    def random_permutation(self, key, n): return jax.random.permutation(key, int(n))
+    def random_permutation(self, key, x, axis=0, independent=False):
+        x = int(x) if isinstance(x, (int, np.integer)) else x
+        return jax.random.permutation(key, x, axis=axis, independent=independent)
 
     def random_multivariate_normal(self, key, mean, cov, shape=None, dtype=None):
         dt = self._dt(dtype)

@@ -141,10 +141,17 @@ class NumpyBackend(Backend):
     isfinite = staticmethod(anp.isfinite)
     isnan = staticmethod(anp.isnan)
     isinf = staticmethod(anp.isinf)
-    where = staticmethod(anp.where)
     logical_and = staticmethod(anp.logical_and)
     logical_or = staticmethod(anp.logical_or)
     logical_not = staticmethod(anp.logical_not)
+
+    def where(self, condition, x, y):
+        # Broadcast first: autograd's VJP of where does not undo broadcasting of its operands.
+        if not (isinstance(x, Box) or isinstance(y, Box)):
+            return np.where(condition, x, y)
+        shape = np.broadcast_shapes(anp.shape(condition), anp.shape(x), anp.shape(y))
+        return anp.where(np.broadcast_to(getval(condition), shape),
+                         self.broadcast_to(x, shape), self.broadcast_to(y, shape))
 
     def clip(self, x, min=None, max=None):
         if min is not None:
@@ -185,10 +192,11 @@ class NumpyBackend(Backend):
         return anp.cumsum(x, axis=axis)
 
     def cumprod(self, x, axis=0):
-        return anp.cumprod(x, axis=axis)
+        return prims.cumprod(x, axis)
 
     def sort(self, x, axis=-1):
-        return anp.sort(x, axis=axis)
+        # argsort + gather, since autograd differentiates np.sort of 1-D arrays only.
+        return self.take_along_axis(x, np.argsort(getval(x), axis=axis), axis)
 
     def argsort(self, x, axis=-1):
         return np.argsort(getval(x), axis=axis)
@@ -198,7 +206,12 @@ class NumpyBackend(Backend):
         return anp.reshape(x, shape)
 
     def broadcast_to(self, x, shape):
-        return anp.broadcast_to(x, tuple(shape))
+        # Add the leading axes first: autograd's VJP of broadcast_to cannot handle them.
+        shape = tuple(shape)
+        extra = len(shape) - anp.ndim(x)
+        if extra > 0:
+            x = anp.reshape(x, (1,) * extra + tuple(anp.shape(x)))
+        return anp.broadcast_to(x, shape)
 
     def expand_dims(self, x, axis):
         return anp.expand_dims(x, axis)
@@ -219,7 +232,11 @@ class NumpyBackend(Backend):
         return anp.moveaxis(x, source, destination)
 
     def flip(self, x, axis=None):
-        return anp.flip(x, axis=axis)
+        # Reversed slices, since autograd has no VJP for np.flip.
+        ndim = anp.ndim(x)
+        axes = range(ndim) if axis is None else \
+            [a % ndim for a in ((axis,) if isinstance(axis, int) else axis)]
+        return x[tuple(slice(None, None, -1) if a in axes else slice(None) for a in range(ndim))]
 
     def tril(self, x, k=0):
         return anp.tril(x, k)
@@ -246,7 +263,18 @@ class NumpyBackend(Backend):
         return anp.moveaxis(picked, lead, tuple(a + axis for a in lead))
 
     def take_along_axis(self, x, indices, axis):
-        return anp.take_along_axis(x, np.asarray(getval(indices)), axis)
+        # Fancy indexing with open grids, since autograd has no VJP for take_along_axis.
+        idx = np.asarray(getval(indices))
+        ndim = anp.ndim(x)
+        axis = axis % ndim
+        shape = np.broadcast_shapes(
+            tuple(1 if a == axis else d for a, d in enumerate(anp.shape(x))),
+            tuple(1 if a == axis else d for a, d in enumerate(idx.shape)))
+        x = self.broadcast_to(x, shape[:axis] + (anp.shape(x)[axis],) + shape[axis + 1:])
+        idx = np.broadcast_to(idx, shape[:axis] + (idx.shape[axis],) + shape[axis + 1:])
+        grid = list(np.ogrid[tuple(slice(n) for n in idx.shape)])
+        grid[axis] = idx
+        return x[tuple(grid)]
 
     def index_update(self, x, index, value):
         return prims.index_update(x, index, value)
@@ -294,7 +322,10 @@ class NumpyBackend(Backend):
     betainc = staticmethod(asp.betainc)
 
     def polygamma(self, n, x):
-        return asp.polygamma(n, x)
+        out = asp.polygamma(n, x)
+        dt = np.result_type(getval(x))
+        return self.astype(out, dt) if dt.kind == "f" and np.result_type(getval(out)) != dt \
+            else out
 
     def logsumexp(self, x, axis=None, keepdims=False):
         return asp.logsumexp(x, axis=_axis(axis), keepdims=keepdims)

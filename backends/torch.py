@@ -162,6 +162,13 @@ class TorchBackend(Backend):
 
     def to_numpy(self, x):
         if isinstance(x, _Tensor):
+            if torch._C._are_functorch_transforms_active():
+                # Under torch.func.grad the values are readable once unwrapped.
+                ft = torch._C._functorch
+                while ft.is_functorch_wrapped_tensor(x) and not ft.is_batchedtensor(x):
+                    x = ft.get_unwrapped(x)
+                with torch._C._DisableFuncTorch():
+                    return x.detach().cpu().numpy().copy()
             return x.detach().cpu().numpy()
         return np.asarray(x)
 
@@ -531,7 +538,9 @@ class TorchBackend(Backend):
     def erfc(self, x): return torch.special.erfc(self._f(x))
     def erfinv(self, x): return torch.special.erfinv(self._f(x))
     def ndtri(self, x): return torch.special.ndtri(self._f(x))
-    def ndtr(self, x): return torch.special.ndtr(self._f(x))
+    def ndtr(self, x):
+        # 0.5 erfc(-x / sqrt 2): torch.special.ndtr loses the left tail in float32.
+        return 0.5 * torch.special.erfc(self._f(x) * -0.7071067811865476)
     def log_ndtr(self, x): return torch.special.log_ndtr(self._f(x))
     def xlogy(self, x, y): return torch.special.xlogy(self._f(x), self._f(y))
     def xlog1py(self, x, y): return torch.special.xlog1py(self._f(x), self._f(y))
@@ -707,9 +716,8 @@ class TorchBackend(Backend):
         n, p = torch.broadcast_to(n, shape), torch.broadcast_to(p, shape)
         return self._draw(key, "binomial", shape, dt, (n, p))
 
-    def random_permutation(self, key, n):
-        if isinstance(n, _Tensor | np.ndarray) and np.ndim(n) > 0:
-            x = self._t(n)
-            return x[self._draw(key, "randperm", dtype=torch.int64, ints=(x.shape[0],))
-                     .to(x.device)]
-        return self._draw(key, "randperm", dtype=torch.int64, ints=(int(n),))
+    def random_permutation(self, key, x, axis=0, independent=False):
+        if isinstance(x, _Tensor | np.ndarray) and np.ndim(x) > 0:
+            return super().random_permutation(key, self._t(x), axis=axis,
+                                              independent=independent)
+        return self._draw(key, "randperm", dtype=torch.int64, ints=(int(x),))

@@ -17,12 +17,12 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from ppl.distributions import constraints
-from ppl.distributions.distribution import Distribution, _check, _describe, validate_sample
-from ppl.distributions.util import as_float, batch_shape_of, finfo
 
 import ppl
 from ppl import ops
+from ppl.distributions import constraints
+from ppl.distributions.distribution import Distribution, _check, _describe, validate_sample
+from ppl.distributions.util import as_float, batch_shape_of, finfo
 
 __all__ = [
     "Beta",

@@ -22,10 +22,10 @@ from __future__ import annotations
 import functools
 
 import numpy as np
-from ppl.distributions import constraints
-from ppl.distributions.util import as_float, is_concrete, sum_rightmost
 
 from ppl import ops
+from ppl.distributions import constraints
+from ppl.distributions.util import as_float, is_concrete, sum_rightmost
 
 __all__ = [
     "Delta",

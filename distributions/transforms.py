@@ -27,10 +27,10 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from ppl.distributions import constraints
-from ppl.distributions.util import finfo, sum_rightmost
 
 from ppl import ops
+from ppl.distributions import constraints
+from ppl.distributions.util import finfo, sum_rightmost
 
 __all__ = [
     "AffineTransform",

@@ -18,13 +18,13 @@ from __future__ import annotations
 import math
 
 import numpy as np
+
+import ppl
+from ppl import ops
 from ppl.distributions import constraints
 from ppl.distributions.continuous import _check_ordered, _mask_outside, _restrict
 from ppl.distributions.distribution import Distribution, validate_sample
 from ppl.distributions.util import as_float, batch_shape_of, finfo, log1mexp
-
-import ppl
-from ppl import ops
 
 __all__ = ["TruncatedNormal"]
 

@@ -37,9 +37,9 @@ import os
 
 import numpy as np
 import pytest
-from ppl.backends import _tree
 
 import ppl
+from ppl.backends import _tree
 
 __all__ = ["DTYPES", "TEST_BACKENDS", "assert_close", "fd_grad", "to_numpy", "tolerance"]
 

@@ -20,9 +20,9 @@ from typing import Any
 
 import numpy as np
 import scipy.special as sp
-from ppl.backends import LINALG_OPS, NN_OPS
 
 from ppl import ops
+from ppl.backends import LINALG_OPS, NN_OPS
 
 __all__ = ["CASES", "Case", "call_op", "op_function"]
 

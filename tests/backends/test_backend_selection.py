@@ -11,11 +11,11 @@ import threading
 
 import pytest
 from conftest import TEST_BACKENDS
-from ppl.backends import LINALG_OPS, NN_OPS, OPS, RANDOM_OPS
 
 import ppl
 from ppl import _state, ops
 from ppl import backends as registry
+from ppl.backends import LINALG_OPS, NN_OPS, OPS, RANDOM_OPS
 
 OTHER = next((n for n in TEST_BACKENDS if n != "numpy"), "numpy")
 

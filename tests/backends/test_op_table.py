@@ -19,9 +19,9 @@ import numpy as np
 import pytest
 from backend_cases import CASES, Case, call_op
 from conftest import assert_close, fd_grad
-from ppl.backends import LINALG_OPS, NN_OPS, OPS, RANDOM_OPS
 
 from ppl import ops
+from ppl.backends import LINALG_OPS, NN_OPS, OPS, RANDOM_OPS
 
 GRAD_CASES = [c for c in CASES if c.grad is not False]
 assert all(c.args for c in GRAD_CASES), "a differentiable case needs inputs"

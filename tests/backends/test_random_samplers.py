@@ -16,11 +16,11 @@ from dataclasses import dataclass, field
 import numpy as np
 import pytest
 import scipy.stats as st
-from ppl.backends import RANDOM_OPS
 
 import ppl
 from ppl import ops
 from ppl import random as rnd
+from ppl.backends import RANDOM_OPS
 
 COVERS = {f"random.{n}" for n in RANDOM_OPS}
 

@@ -15,14 +15,14 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import numpy as np
-import ppl.distributions as dist
 import pytest
 import scipy.stats as st
 from conftest import fd_grad, to_numpy
-from ppl.distributions.transforms import ExpTransform
 
 import ppl
+import ppl.distributions as dist
 from ppl import ops
+from ppl.distributions.transforms import ExpTransform
 
 
 @dataclass(frozen=True)

@@ -4,14 +4,14 @@ mask, Delta, ImproperUniform; on every backend and float dtype."""
 from __future__ import annotations
 
 import numpy as np
-import ppl.distributions as dist
 import pytest
 import scipy.stats as st
 from conftest import to_numpy
-from ppl.distributions import constraints
 
 import ppl
+import ppl.distributions as dist
 from ppl import ops
+from ppl.distributions import constraints
 
 # (id, build, batch_shape, event_shape)
 SHAPES = [

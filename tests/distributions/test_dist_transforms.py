@@ -14,15 +14,15 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
-import ppl.distributions as dist
 import pytest
 import scipy.stats as st
 from conftest import to_numpy
-from ppl.distributions import biject_to, constraints
-from ppl.distributions import transforms as T
 
 import ppl
+import ppl.distributions as dist
 from ppl import ops
+from ppl.distributions import biject_to, constraints
+from ppl.distributions import transforms as T
 
 
 def _tril(y, k=0):
