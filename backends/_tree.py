@@ -25,7 +25,10 @@ def flatten(tree):
         if isinstance(t, (tuple, list)):
             return (type(t).__name__, tuple(rec(c) for c in t))
         if isinstance(t, dict):
-            keys = list(t.keys())
+            try:  # sorted, as jax.tree_util does, so both flatten dicts alike
+                keys = sorted(t.keys())
+            except TypeError:
+                keys = list(t.keys())
             return ("dict", type(t), tuple(keys), tuple(rec(t[k]) for k in keys))
         out.append(t)
         return ("leaf",)

@@ -115,7 +115,7 @@ def _row(name, model, wall, samples, grads, batched, div):
 
 
 # ------------------------------------------------------------------------------ NumPyro
-def run_numpyro(model_name, *, chains, warmup, samples):
+def run_numpyro(model_name, *, chains, warmup, samples, method="vectorized"):
     import jax
     import jax.numpy as jnp
     import numpyro
@@ -145,7 +145,7 @@ def run_numpyro(model_name, *, chains, warmup, samples):
         model, args = eight_schools, (jnp.asarray(sigma, jnp.float32),
                                       jnp.asarray(y, jnp.float32))
     mcmc = MCMC(NUTS(model), num_warmup=warmup, num_samples=samples, num_chains=chains,
-                chain_method="vectorized", progress_bar=False)
+                chain_method=method, progress_bar=False)
     t0 = time.perf_counter()
     mcmc.run(jax.random.PRNGKey(0), *args, extra_fields=("num_steps", "diverging"))
     s = {k: np.asarray(v) for k, v in mcmc.get_samples(group_by_chain=True).items()}
@@ -153,12 +153,13 @@ def run_numpyro(model_name, *, chains, warmup, samples):
     ef = mcmc.get_extra_fields(group_by_chain=True)
     steps = np.asarray(ef["num_steps"])
     scale = (warmup + samples) / samples
-    return _row("numpyro[jax]", model_name, wall, s, steps.sum() * scale,
-                steps.max(axis=0).sum() * scale, int(np.asarray(ef["diverging"]).sum()))
+    batched = steps.max(axis=0).sum() * scale if method == "vectorized" else steps.sum() * scale
+    return _row(f"numpyro[{method[:3]}]", model_name, wall, s, steps.sum() * scale, batched,
+                int(np.asarray(ef["diverging"]).sum()))
 
 
 # ------------------------------------------------------------------------------ Pyro
-def run_pyro(model_name, *, chains, warmup, samples):
+def run_pyro(model_name, *, chains, warmup, samples, jit_compile=True):
     import pyro
     import pyro.distributions as pd
     import torch
@@ -194,7 +195,7 @@ def run_pyro(model_name, *, chains, warmup, samples):
     t0 = time.perf_counter()
     for c in range(chains):
         pyro.set_rng_seed(c)
-        kernel = NUTS(model, jit_compile=True, ignore_jit_warnings=True)
+        kernel = NUTS(model, jit_compile=jit_compile, ignore_jit_warnings=True)
         mcmc = MCMC(kernel, num_samples=samples, warmup_steps=warmup, num_chains=1,
                     disable_progbar=True)
         with warnings.catch_warnings():
@@ -204,7 +205,8 @@ def run_pyro(model_name, *, chains, warmup, samples):
         steps.append(np.nan)
     wall = time.perf_counter() - t0
     s = {k: np.stack([d[k] for d in draws]) for k in draws[0]}
-    return _row("pyro[torch]", model_name, wall, s, np.nan, None, -1)
+    return _row("pyro[jit]" if jit_compile else "pyro[eager]", model_name, wall, s, np.nan,
+                None, -1)
 
 
 # ------------------------------------------------------------------------------ main
@@ -218,16 +220,24 @@ def main(argv=None):
     p.add_argument("--warmup", type=int, default=1000)
     p.add_argument("--samples", type=int, default=1000)
     p.add_argument("--no-reference", action="store_true", help="skip NumPyro and Pyro")
+    p.add_argument("--numpyro-methods", default="vectorized,sequential",
+                   help="NumPyro chain methods to time (its best is the reference)")
+    p.add_argument("--pyro-jit", default="1", help="Pyro jit_compile settings, e.g. 1 or 0,1")
     p.add_argument("--json", help="also write the rows to this JSON file")
     args = p.parse_args(argv)
     opts = dict(chains=args.chains, warmup=args.warmup, samples=args.samples)
     rows = []
     for model in args.models.split(","):
-        runs = [(f"ppl[{b}]", lambda b=b: run_ppl(b, model, **opts))
+        runs = [(f"ppl[{b}]", lambda b=b, m=model: run_ppl(b, m, **opts))
                 for b in args.backends.split(",") if b]
         if not args.no_reference:
-            runs.append(("numpyro[jax]", lambda: run_numpyro(model, **opts)))
-            runs.append(("pyro[torch]", lambda: run_pyro(model, **opts)))
+            for meth in args.numpyro_methods.split(","):
+                runs.append((f"numpyro[{meth}]",
+                             lambda m=model, meth=meth: run_numpyro(m, method=meth, **opts)))
+            for jit in args.pyro_jit.split(","):
+                runs.append((f"pyro[jit={jit}]",
+                             lambda m=model, jit=jit: run_pyro(m, jit_compile=jit == "1",
+                                                               **opts)))
         for name, fn in runs:
             try:
                 row = fn()

@@ -12,9 +12,8 @@ Run it::
 
 import argparse
 
-import ppl.distributions as dist
-
 import ppl
+import ppl.distributions as dist
 from ppl import ops
 
 __all__ = ["model", "data", "main"]

@@ -16,11 +16,11 @@ import argparse
 import math
 
 import numpy as np
-import ppl.distributions as dist
-from ppl.distributions import constraints
 
 import ppl
+import ppl.distributions as dist
 from ppl import ops
+from ppl.distributions import constraints
 
 __all__ = ["model", "data", "main", "forward_log_likelihood", "TRUE_TRANS", "TRUE_LOCS"]
 

@@ -12,9 +12,9 @@ Run it::
 import argparse
 
 import numpy as np
-import ppl.distributions as dist
 
 import ppl
+import ppl.distributions as dist
 from ppl import ops
 
 __all__ = ["model", "data", "main", "TRUE_ALPHA", "TRUE_BETA", "TRUE_SIGMA"]

@@ -14,11 +14,11 @@ Run it::
 import argparse
 
 import numpy as np
-import ppl.distributions as dist
-from ppl.distributions import constraints
 
 import ppl
+import ppl.distributions as dist
 from ppl import ops
+from ppl.distributions import constraints
 
 __all__ = ["model", "data", "main", "TRUE_WEIGHTS", "TRUE_LOCS", "TRUE_SCALES"]
 

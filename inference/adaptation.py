@@ -28,7 +28,8 @@ stan/src/stan/mcmc/windowed_adaptation.hpp, stepsize_adaptation.hpp.
 from __future__ import annotations
 
 import math
-from typing import Callable, NamedTuple
+from collections.abc import Callable
+from typing import NamedTuple
 
 import numpy as np
 

@@ -20,7 +20,8 @@ Neal, R. M. (2011). MCMC using Hamiltonian dynamics. Handbook of Markov Chain Mo
 
 from __future__ import annotations
 
-from typing import Callable, NamedTuple
+from collections.abc import Callable
+from typing import NamedTuple
 
 import ppl
 from ppl import ops

@@ -252,6 +252,12 @@ class MCMC:
             num_warmup = self.num_warmup
             z0 = setup.init_position
             state = hmc.init(z0, ops.jit(vg))
+            pe = np.asarray(ops.to_numpy(state.potential_energy))
+            if not np.all(np.isfinite(pe)):
+                raise ValueError(
+                    f"The potential energy is not finite at the initial point of chain(s) "
+                    f"{np.flatnonzero(~np.isfinite(pe)).tolist()}: pass init_params inside the "
+                    f"support (unconstrained space) or use another init_strategy.")
             D = ops.shape(z0)[-1]
             adapt = adapt_mod.adapt_init(self.kernel.step_size, C, D,
                                          dense=self.kernel.dense_mass, dtype=dtype)
@@ -282,14 +288,18 @@ class MCMC:
         else:
             bar = self._bar(C * (num_warmup + num_samples), f"parallel, {C} chains")
             lock = threading.Lock()
+            compiled = threading.Event()    # the first chain compiles, then the others start
 
             def one(c):
                 return self._run_batch(chunk_fn, carries[c], keys[c], num_warmup, num_samples,
-                                       None, shared_bar=(bar, lock))
+                                       None, shared_bar=(bar, lock, compiled))
 
             with ThreadPoolExecutor(max_workers=C) as pool:
-                futures = [pool.submit(contextvars.copy_context().run, one, c)
-                           for c in range(C)]
+                first = pool.submit(contextvars.copy_context().run, one, 0)
+                while not (compiled.wait(0.05) or first.done()):
+                    pass
+                futures = [first] + [pool.submit(contextvars.copy_context().run, one, c)
+                                     for c in range(1, C)]
                 results = [f.result() for f in futures]
             if bar is not None:
                 bar.close()
@@ -331,7 +341,7 @@ class MCMC:
         flags[4, :W] = sched.collect
         if W:
             flags[5, W - 1] = True
-        bar, lock = shared_bar if shared_bar is not None else (None, None)
+        bar, lock, compiled = shared_bar if shared_bar is not None else (None, None, None)
         own_bar = shared_bar is None and self.progress_bar
         if own_bar:
             bar = self._bar(total, f"warmup [{label}]" if W else f"sample [{label}]")
@@ -349,6 +359,8 @@ class MCMC:
                         ops.asarray(f[j]) for j in range(1, 6))
                     carry, ys = chunk_fn(carry, xs, run_key)
                     ys = _tree.map(lambda a: np.asarray(ops.to_numpy(a)), ys)
+                    if compiled is not None:
+                        compiled.set()
                     n_act = int(active.sum())
                     ys = _tree.map(lambda a, n=n_act: a[:n], ys)
                     divergences[phase] += int(ys[2].diverging.sum())

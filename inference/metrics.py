@@ -16,7 +16,8 @@ Betancourt, M. (2017). A Conceptual Introduction to Hamiltonian Monte Carlo. arX
 
 from __future__ import annotations
 
-from typing import Callable, NamedTuple
+from collections.abc import Callable
+from typing import NamedTuple
 
 import ppl
 from ppl import ops
@@ -31,6 +32,8 @@ class Metric(NamedTuple):
     ----------
     sample_momentum
         ``sample_momentum(rng_key, shape) -> p`` with ``p ~ N(0, M)`` of ``shape`` ``(C, D)``.
+    momentum_from_normal
+        ``momentum_from_normal(eps) -> p``: the same from standard normal draws ``eps``.
     kinetic_energy
         ``kinetic_energy(p) -> (C,)``, ``p^T M^{-1} p / 2``.
     velocity
@@ -40,6 +43,7 @@ class Metric(NamedTuple):
     sample_momentum: Callable
     kinetic_energy: Callable
     velocity: Callable
+    momentum_from_normal: Callable
 
 
 def is_dense(inverse_mass_matrix, position) -> bool:
@@ -84,11 +88,13 @@ def _diagonal(inv_mass) -> Metric:
     def kinetic_energy(p):
         return 0.5 * ops.sum(p * velocity(p), axis=-1)
 
-    def sample_momentum(rng_key, shape):
-        eps = ppl.random.normal(rng_key, tuple(shape))
+    def momentum_from_normal(eps):
         return eps / ops.sqrt(inv_mass)
 
-    return Metric(sample_momentum, kinetic_energy, velocity)
+    def sample_momentum(rng_key, shape):
+        return momentum_from_normal(ppl.random.normal(rng_key, tuple(shape)))
+
+    return Metric(sample_momentum, kinetic_energy, velocity, momentum_from_normal)
 
 
 def _dense(inv_mass) -> Metric:
@@ -98,12 +104,14 @@ def _dense(inv_mass) -> Metric:
     def kinetic_energy(p):
         return 0.5 * ops.sum(p * velocity(p), axis=-1)
 
-    def sample_momentum(rng_key, shape):
+    def momentum_from_normal(eps):
         # M^{-1} = L L^T  =>  p = L^{-T} eps has covariance (L L^T)^{-1} = M.
-        eps = ppl.random.normal(rng_key, tuple(shape))
         chol = ops.cholesky(inv_mass)
         p = ops.solve_triangular(ops.matrix_transpose(chol), ops.expand_dims(eps, -1),
                                  lower=False)
         return ops.squeeze(p, -1)
 
-    return Metric(sample_momentum, kinetic_energy, velocity)
+    def sample_momentum(rng_key, shape):
+        return momentum_from_normal(ppl.random.normal(rng_key, tuple(shape)))
+
+    return Metric(sample_momentum, kinetic_energy, velocity, momentum_from_normal)

@@ -31,7 +31,8 @@ Stan Development Team. stan/src/stan/mcmc/hmc/nuts/base_nuts.hpp.
 
 from __future__ import annotations
 
-from typing import Callable, NamedTuple
+from collections.abc import Callable
+from typing import NamedTuple
 
 import ppl
 from ppl import ops
@@ -39,7 +40,7 @@ from ppl.inference.hmc import HMCState, init
 from ppl.inference.integrators import IntegratorState, velocity_verlet
 from ppl.inference.metrics import gaussian_euclidean
 
-__all__ = ["HMCState", "NUTSInfo", "init", "step"]
+__all__ = ["HMCState", "NUTSInfo", "init", "step", "build_kernel"]
 
 
 class NUTSInfo(NamedTuple):
@@ -81,6 +82,7 @@ class _Tree(NamedTuple):
     proposal: HMCState
     proposal_energy: object
     depth: object              # (C,) doublings kept
+    forward: object            # (C,) direction of the next doubling
     active: object             # (C,) still doubling
     diverging: object
     turning: object
@@ -103,6 +105,7 @@ class _Subtree(NamedTuple):
     turning: object
     diverging: object
     building: object           # (C,) still integrating this subtree
+    u_next: object             # (C, 2) uniforms of the last leaf: merge, next direction
     n: object                  # scalar leaf index
 
 
@@ -111,19 +114,17 @@ def _dot(a, b):
 
 
 def _no_uturn(ps_a, ps_b, rho):
-    return ops.logical_and(_dot(ps_a, rho) > 0, _dot(ps_b, rho) > 0)
+    return (_dot(ps_a, rho) > 0) & (_dot(ps_b, rho) > 0)
 
 
 def _select(mask, new, old):
-    """``where`` over matching NamedTuples/arrays; ``mask`` is ``(C,)``."""
-    def one(n, o):
-        m = mask
-        for _ in range(ops.ndim(n) - 1):
-            m = ops.expand_dims(m, -1)
-        return ops.where(m, n, o)
-    if isinstance(new, tuple):
-        return type(new)(*[one(n, o) for n, o in zip(new, old)])
-    return one(new, old)
+    """``where`` over matching NamedTuples of ``(C,)`` and ``(C, D)`` arrays; ``mask`` ``(C,)``.
+
+    (Python operators ``&``, ``|``, ``~`` on bool arrays, and ``x[:, None]``, work on every
+    backend and skip the op dispatch; this is the innermost loop.)"""
+    wide = mask[:, None]
+    return type(new)(*[ops.where(wide if len(ops.shape(n)) == 2 else mask, n, o)
+                       for n, o in zip(new, old)])
 
 
 def step(rng_key, state: HMCState, potential_and_grad_fn: Callable, step_size,
@@ -169,10 +170,11 @@ def step(rng_key, state: HMCState, potential_and_grad_fn: Callable, step_size,
     leapfrog = velocity_verlet(potential_and_grad_fn, metric.velocity)
     C, D = ops.shape(state.position)
     dtype = ops.dtype_of(state.position)
-    k_mom, k_tree = ppl.random.split(rng_key, 2)
-    half = 2 ** (L - 1)
+    k_mom, k_leaf = ppl.random.split(rng_key, 2)
 
-    p0 = metric.sample_momentum(k_mom, (C, D))
+    # one normal draw: the momentum, and (sign of the last column) the first direction
+    normal = ppl.random.normal(k_mom, (C, D + 1), dtype)
+    p0 = metric.momentum_from_normal(normal[:, :D])
     ps0 = metric.velocity(p0)
     energy0 = state.potential_energy + 0.5 * _dot(p0, ps0)
     z0 = IntegratorState(state.position, p0, state.potential_energy,
@@ -184,34 +186,31 @@ def step(rng_key, state: HMCState, potential_and_grad_fn: Callable, step_size,
     def checks(ckpt, rho, ps, done):
         """Whether a sub-tree completed by this leaf turns (any level), per chain."""
         s, m = ckpt[:, 1:], ckpt[:, :-1]
-        rho_n = ops.expand_dims(rho, 1)
-        ps_n = ops.expand_dims(ps, 1)
-        ok = ops.logical_and(
-            _no_uturn(s[:, :, _PS], ps_n, rho_n - s[:, :, _RHO]),
-            ops.logical_and(
-                _no_uturn(s[:, :, _PS], m[:, :, _PS],
-                          m[:, :, _RHO] - s[:, :, _RHO] + m[:, :, _P]),
-                _no_uturn(m[:, :, _PREV_PS], ps_n, rho_n - m[:, :, _RHO] + m[:, :, _PREV_P])))
-        return ops.any(ops.logical_and(ops.expand_dims(done[1:], 0), ops.logical_not(ok)),
-                       axis=1)
+        rho_n, ps_n = rho[:, None], ps[:, None]
+        ok = (_no_uturn(s[:, :, _PS], ps_n, rho_n - s[:, :, _RHO])
+              & _no_uturn(s[:, :, _PS], m[:, :, _PS], m[:, :, _RHO] - s[:, :, _RHO] + m[:, :, _P])
+              & _no_uturn(m[:, :, _PREV_PS], ps_n, rho_n - m[:, :, _RHO] + m[:, :, _PREV_P]))
+        return ops.any(done[None, 1:] & ~ok, axis=1)
 
     no_turn = ops.zeros((C,), bool)
 
-    def leaf_body(sub: _Subtree, eps, uniforms):
+    def leaf_body(sub: _Subtree, eps, leaf_offset):
         n = sub.n
+        # per leaf: the multinomial draw, and the merge / next-direction draws of the subtree
+        u = ppl.random.uniform(ppl.random.fold_in(k_leaf, leaf_offset + n), (C, 3), dtype)
         prev, prev_ps = sub.leaf, sub.leaf_ps
         new = leapfrog(prev, eps)
         ps = metric.velocity(new.momentum)
         energy = new.potential_energy + 0.5 * _dot(new.momentum, ps)
         log_w = energy0 - energy
-        log_w = ops.where(ops.isnan(log_w), neg_inf, log_w)
+        log_w = ops.where(log_w == log_w, log_w, neg_inf)          # NaN -> weight 0
         building = sub.building
-        diverging = ops.logical_and(building, -log_w > max_delta_energy)
+        diverging = building & (log_w < -max_delta_energy)
         sum_accept = sub.sum_accept + ops.where(building, ops.exp(ops.minimum(log_w, 0.0)), 0.0)
         num_steps = sub.num_steps + ops.astype(building, dtype)
         # progressive (uniform) multinomial sampling within the subtree
         log_weight = ops.logaddexp(sub.log_weight, log_w)
-        take = uniforms[:, n] < ops.exp(log_w - log_weight)
+        take = u[:, 0] < ops.exp(log_w - log_weight)
         proposal = _select(take, HMCState(new.position, new.potential_energy,
                                           new.potential_energy_grad), sub.proposal)
         proposal_energy = ops.where(take, energy, sub.proposal_energy)
@@ -219,75 +218,75 @@ def step(rng_key, state: HMCState, potential_and_grad_fn: Callable, step_size,
         # checkpoints: this leaf starts the balanced sub-trees of sizes 2^j with n % 2^j == 0
         start = (n // pow2) * pow2 == n
         entry = ops.stack([ps, new.momentum, prev_ps, prev.momentum, sub.rho], axis=1)
-        ckpt = ops.where(ops.reshape(start, (1, L, 1, 1)), ops.expand_dims(entry, 1), sub.ckpt)
-        # U-turn checks on every sub-tree of size 2^k (k >= 1) this leaf completes (odd n)
-        done = ((n + 1) // pow2) * pow2 == n + 1
-        turn = ops.cond(ops.any(done[1:]), checks, lambda *_: no_turn, ckpt, rho, ps, done)
-        turning = ops.logical_or(sub.turning, ops.logical_and(building, turn))
-        diverging = ops.logical_or(sub.diverging, diverging)
-        building = ops.logical_and(building, ops.logical_not(ops.logical_or(turn, diverging)))
+        ckpt = ops.where(ops.reshape(start, (1, L, 1, 1)), entry[:, None], sub.ckpt)
+        # U-turn checks on every sub-tree of size 2^k (k >= 1) this leaf completes: only
+        # odd leaves complete one
+        if L > 1:
+            done = ((n + 1) // pow2) * pow2 == n + 1
+            turn = ops.cond(done[1], checks, lambda *_: no_turn, ckpt, rho, ps, done)
+        else:
+            turn = no_turn
+        turning = sub.turning | (building & turn)
+        diverging = sub.diverging | diverging
+        building = building & ~(turn | diverging)
         return _Subtree(new, ps, ckpt, rho, log_weight, proposal, proposal_energy, sum_accept,
-                        num_steps, turning, diverging, building, n + 1)
+                        num_steps, turning, diverging, building, u[:, 1:], n + 1)
 
     def tree_body(tree: _Tree) -> _Tree:
-        # one draw per doubling: direction, merge, and one uniform per leaf of the subtree
-        u = ppl.random.uniform(ppl.random.fold_in(k_tree, tree.d), (C, 2 + half), dtype)
-        forward = u[:, 0] < 0.5
-        eps = ops.expand_dims(ops.where(forward, step_size, -step_size), -1)
+        forward = tree.forward
+        fwd = forward[:, None]
+        eps = ops.where(fwd, step_size[:, None], -step_size[:, None])
         start = _select(forward, tree.right, tree.left)
-        start_ps = ops.where(ops.expand_dims(forward, -1), tree.right_ps, tree.left_ps)
-        far_ps = ops.where(ops.expand_dims(forward, -1), tree.left_ps, tree.right_ps)
+        start_ps = ops.where(fwd, tree.right_ps, tree.left_ps)
+        far_ps = ops.where(fwd, tree.left_ps, tree.right_ps)
         sub0 = _Subtree(
             start, start_ps, ops.zeros((C, L, 5, D), dtype), ops.zeros((C, D), dtype),
             ops.full((C,), neg_inf, dtype), tree.proposal, tree.proposal_energy,
             ops.zeros((C,), dtype), ops.zeros((C,), dtype), ops.zeros((C,), bool),
-            ops.zeros((C,), bool), tree.active, ops.zeros((), ops.dtype_of(tree.d)))
-        leaf_u = u[:, 2:]
+            ops.zeros((C,), bool), tree.active, ops.zeros((C, 2), dtype),
+            ops.zeros((), ops.dtype_of(tree.d)))
+        leaf_offset = tree.size - 1
         sub = ops.while_loop(
-            lambda s: ops.logical_and(s.n < tree.size, ops.any(s.building)),
-            lambda s: leaf_body(s, eps, leaf_u), sub0)
+            lambda s: (s.n < tree.size) & ops.any(s.building),
+            lambda s: leaf_body(s, eps, leaf_offset), sub0)
+        # (the loop only stops early when no chain is building: then none uses these draws)
+        u_merge, u_dir = sub.u_next[:, 0], sub.u_next[:, 1]
 
-        valid = ops.logical_and(tree.active, ops.logical_not(
-            ops.logical_or(sub.turning, sub.diverging)))
+        valid = tree.active & ~(sub.turning | sub.diverging)
         # biased progressive sampling between the old trajectory and the new subtree
-        take = ops.logical_and(valid, u[:, 1] < ops.exp(sub.log_weight - tree.log_weight))
+        take = valid & (u_merge < ops.exp(sub.log_weight - tree.log_weight))
         proposal = _select(take, sub.proposal, tree.proposal)
         proposal_energy = ops.where(take, sub.proposal_energy, tree.proposal_energy)
-        log_weight = ops.where(
-            valid, ops.logaddexp(tree.log_weight, sub.log_weight),
-            tree.log_weight)
-        fwd_valid = ops.logical_and(valid, forward)
-        bwd_valid = ops.logical_and(valid, ops.logical_not(forward))
+        log_weight = ops.where(valid, ops.logaddexp(tree.log_weight, sub.log_weight),
+                               tree.log_weight)
+        fwd_valid = valid & forward
+        bwd_valid = valid & ~forward
         right = _select(fwd_valid, sub.leaf, tree.right)
         left = _select(bwd_valid, sub.leaf, tree.left)
-        right_ps = _select(fwd_valid, sub.leaf_ps, tree.right_ps)
-        left_ps = _select(bwd_valid, sub.leaf_ps, tree.left_ps)
+        right_ps = ops.where(fwd_valid[:, None], sub.leaf_ps, tree.right_ps)
+        left_ps = ops.where(bwd_valid[:, None], sub.leaf_ps, tree.left_ps)
         rho = tree.rho + sub.rho
-        # criterion on the merged trajectory, plus Stan's checks across the merge
+        # criterion on the merged trajectory, plus Stan's checks across the merge (the first
+        # leaf of the subtree is in checkpoint slot d)
         first = ops.sum(sub.ckpt * ops.reshape(ops.astype(pow2 == tree.size, dtype),
                                                 (1, L, 1, 1)), axis=1)
-        ok = ops.logical_and(
-            _no_uturn(far_ps, sub.leaf_ps, rho),
-            ops.logical_and(
-                _no_uturn(far_ps, first[:, _PS], tree.rho + first[:, _P]),
-                _no_uturn(start_ps, sub.leaf_ps, sub.rho + start.momentum)))
-        turning = ops.logical_and(valid, ops.logical_not(ok))
+        ok = (_no_uturn(far_ps, sub.leaf_ps, rho)
+              & _no_uturn(far_ps, first[:, _PS], tree.rho + first[:, _P])
+              & _no_uturn(start_ps, sub.leaf_ps, sub.rho + start.momentum))
+        turning = valid & ~ok
         depth = tree.depth + ops.astype(valid, ops.dtype_of(tree.depth))
-        active = ops.logical_and(valid, ops.logical_not(turning))
-        return _Tree(left, right, left_ps, right_ps, ops.where(ops.expand_dims(valid, -1),
-                                                               rho, tree.rho),
-                     log_weight, proposal, proposal_energy, depth, active,
-                     ops.logical_or(tree.diverging, sub.diverging),
-                     ops.logical_or(tree.turning, turning),
+        return _Tree(left, right, left_ps, right_ps, ops.where(valid[:, None], rho, tree.rho),
+                     log_weight, proposal, proposal_energy, depth, u_dir < 0.5,
+                     valid & ~turning, tree.diverging | sub.diverging, tree.turning | turning,
                      tree.sum_accept + sub.sum_accept, tree.num_steps + sub.num_steps,
                      tree.d + 1, tree.size * 2)
 
     tree0 = _Tree(z0, z0, ps0, ps0, p0, ops.zeros((C,), dtype), state, energy0,
-                  ops.zeros((C,), dtype), ops.ones((C,), bool), ops.zeros((C,), bool),
+                  ops.zeros((C,), dtype), normal[:, D] > 0, ops.ones((C,), bool),
+                  ops.zeros((C,), bool),
                   ops.zeros((C,), bool), ops.zeros((C,), dtype), ops.zeros((C,), dtype),
                   ops.zeros((), ops.dtype_of(pow2)), ops.ones((), ops.dtype_of(pow2)))
-    tree = ops.while_loop(
-        lambda t: ops.logical_and(t.d < L, ops.any(t.active)), tree_body, tree0)
+    tree = ops.while_loop(lambda t: (t.d < L) & ops.any(t.active), tree_body, tree0)
     info = NUTSInfo(tree.diverging, tree.num_steps,
                     tree.sum_accept / ops.maximum(tree.num_steps, 1.0),
                     tree.proposal_energy, tree.depth)
@@ -304,5 +303,3 @@ def build_kernel(*, max_tree_depth: int = 10, max_delta_energy: float = 1000.0) 
 
     return kernel
 
-
-_ = init  # re-exported

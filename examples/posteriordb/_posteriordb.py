@@ -93,7 +93,8 @@ def stan_to_site(name: str) -> tuple[str, tuple[int, ...]]:
     return m.group(1), idx
 
 
-def compare_to_reference(posterior: str, samples: dict, *, divergences=None) -> list[dict]:
+def compare_to_reference(posterior: str, samples: dict, *, divergences=None,
+                         allow_divergences: bool = False) -> list[dict]:
     """Per reference parameter: our mean/sd/R-hat against the reference mean/sd.
 
     Parameters
@@ -104,6 +105,9 @@ def compare_to_reference(posterior: str, samples: dict, *, divergences=None) -> 
         ``site -> draws`` with shape ``(chains, draws, ...)`` (NumPy or backend arrays).
     divergences
         Optional array of divergence flags; its sum is stored in every row.
+    allow_divergences
+        Do not fail on divergences: the README asks for none only in the funnel-free models
+        (eight schools keeps a faint funnel even non-centred; a rare divergence is expected).
 
     Returns
     -------
@@ -127,7 +131,8 @@ def compare_to_reference(posterior: str, samples: dict, *, divergences=None) -> 
         z = abs(mean - r["mean"]) / r["sd"]
         sd_ratio = sd / r["sd"]
         r_hat = float(diagnostics.split_gelman_rubin(x))
-        ok = z <= 0.1 and abs(sd_ratio - 1) <= 0.2 and r_hat < 1.01 and n_div == 0
+        ok = (z <= 0.1 and abs(sd_ratio - 1) <= 0.2 and r_hat < 1.01
+              and (allow_divergences or n_div == 0))
         rows.append({"name": name, "mean": mean, "sd": sd, "ref_mean": r["mean"],
                      "ref_sd": r["sd"], "z": z, "sd_ratio": sd_ratio, "r_hat": r_hat,
                      "n_draws": x.size, "divergences": n_div, "ok": bool(ok)})
@@ -161,9 +166,8 @@ def run(module, *, backend: str = "jax", dtype: str = "float64", num_warmup: int
     """
     import time
 
-    from ppl.inference import MCMC, NUTS
-
     import ppl
+    from ppl.inference import MCMC, NUTS
 
     with ppl.use_backend(backend, dtype=dtype):
         start = time.perf_counter()
@@ -174,7 +178,8 @@ def run(module, *, backend: str = "jax", dtype: str = "float64", num_warmup: int
         samples = mcmc.get_samples(group_by_chain=True)
         seconds = time.perf_counter() - start
         diverging = mcmc.get_extra_fields().get("diverging")
-    rows = compare_to_reference(module.POSTERIOR, samples, divergences=diverging)
+    rows = compare_to_reference(module.POSTERIOR, samples, divergences=diverging,
+                                allow_divergences=getattr(module, "ALLOW_DIVERGENCES", False))
     return {"rows": rows, "ok": passes(rows), "seconds": seconds,
             "max_z": max(r["z"] for r in rows), "mcmc": mcmc}
 

@@ -8,9 +8,8 @@ Stan::
 The sum over lags is written as a (T-K) x K matrix of lagged values times beta.
 """
 
-import ppl.distributions as dist
-
 import ppl
+import ppl.distributions as dist
 from ppl import ops
 
 try:  # imported as examples.posteriordb.<module>

@@ -16,11 +16,10 @@ centred at 0).
 
 import math
 
-import ppl.distributions as dist
-from ppl.distributions import constraints
-
 import ppl
+import ppl.distributions as dist
 from ppl import ops
+from ppl.distributions import constraints
 
 try:  # imported as examples.posteriordb.<module>
     from ._posteriordb import load_data, main

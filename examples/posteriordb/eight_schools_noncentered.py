@@ -8,9 +8,8 @@ Stan::
 Rubin (1981), "Estimation in parallel randomized experiments", J. Educ. Stat. 6(4).
 """
 
-import ppl.distributions as dist
-
 import ppl
+import ppl.distributions as dist
 from ppl import ops
 
 try:  # imported as examples.posteriordb.<module>
@@ -18,10 +17,13 @@ try:  # imported as examples.posteriordb.<module>
 except ImportError:  # loaded by file path (a script, or `python -m ppl compare FILE.py`)
     from _posteriordb import load_data, main
 
-__all__ = ["POSTERIOR", "NUTS_KWARGS", "model", "data"]
+__all__ = ["POSTERIOR", "NUTS_KWARGS", "ALLOW_DIVERGENCES", "model", "data"]
 
 POSTERIOR = "eight_schools-eight_schools_noncentered"
 NUTS_KWARGS = {}
+#: the hierarchical funnel is weakened, not gone, by the non-centred form: a rare divergence is
+#: expected (posteriordb's README asks for none only in the funnel-free models)
+ALLOW_DIVERGENCES = True
 
 
 def model(J, y, sigma):

@@ -13,11 +13,10 @@ ops.scan (gradients flow through it on every backend).
 Bollerslev (1986), "Generalized autoregressive conditional heteroskedasticity", J. Econometrics.
 """
 
-import ppl.distributions as dist
-from ppl.distributions import constraints
-
 import ppl
+import ppl.distributions as dist
 from ppl import ops
+from ppl.distributions import constraints
 
 try:  # imported as examples.posteriordb.<module>
     from ._posteriordb import load_data, main

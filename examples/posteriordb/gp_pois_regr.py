@@ -15,9 +15,8 @@ condition number of 1e8 to 1e10, so the model needs ``dtype="float64"``; NUTS ru
 produces in the high-curvature region of large ``rho``.
 """
 
-import ppl.distributions as dist
-
 import ppl
+import ppl.distributions as dist
 from ppl import ops
 
 try:  # imported as examples.posteriordb.<module>

@@ -13,11 +13,10 @@ The hidden states are summed out with the forward algorithm (Rabiner 1989, "A tu
 Markov models", Proc. IEEE 77(2)), an ops.scan over time in log space.
 """
 
-import ppl.distributions as dist
-from ppl.distributions import constraints
-
 import ppl
+import ppl.distributions as dist
 from ppl import ops
+from ppl.distributions import constraints
 
 try:  # imported as examples.posteriordb.<module>
     from ._posteriordb import load_data, main

@@ -8,11 +8,10 @@ Stan (flat prior on beta)::
 Gelman & Hill (2007), *Data Analysis Using Regression and Multilevel/Hierarchical Models*, ch. 3.
 """
 
-import ppl.distributions as dist
-from ppl.distributions import constraints
-
 import ppl
+import ppl.distributions as dist
 from ppl import ops
+from ppl.distributions import constraints
 
 try:  # imported as examples.posteriordb.<module>
     from ._posteriordb import load_data, main

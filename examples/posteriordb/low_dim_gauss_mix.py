@@ -10,11 +10,10 @@ The ordering of mu (which removes label switching) is its support; its normal pr
 factor.
 """
 
-import ppl.distributions as dist
-from ppl.distributions import constraints
-
 import ppl
+import ppl.distributions as dist
 from ppl import ops
+from ppl.distributions import constraints
 
 try:  # imported as examples.posteriordb.<module>
     from ._posteriordb import load_data, main

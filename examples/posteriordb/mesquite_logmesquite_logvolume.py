@@ -10,11 +10,10 @@ Stan (flat priors)::
 Gelman & Hill (2007), ch. 4.
 """
 
-import ppl.distributions as dist
-from ppl.distributions import constraints
-
 import ppl
+import ppl.distributions as dist
 from ppl import ops
+from ppl.distributions import constraints
 
 try:  # imported as examples.posteriordb.<module>
     from ._posteriordb import load_data, main

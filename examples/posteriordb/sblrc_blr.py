@@ -6,9 +6,8 @@ Stan::
     beta ~ normal(0, 10); sigma ~ normal(0, 10); y ~ normal(X * beta, sigma);
 """
 
-import ppl.distributions as dist
-
 import ppl
+import ppl.distributions as dist
 from ppl import ops
 
 try:  # imported as examples.posteriordb.<module>

@@ -77,10 +77,11 @@ def test_dual_averaging_first_update_matches_formula(backend, assert_close):
     h = (0.8 - 0.6) / 11.0
     x = math.log(5.0) - h / 0.05
     assert_close(st.log_step_size, np.array([x]))
-    assert_close(st.log_step_size_avg, np.array([x]))         # weight 1**-0.75 = 1 on the first iterate
+    assert_close(st.log_step_size_avg, np.array([x]))     # first iterate has weight 1
 
 
-@pytest.mark.parametrize("start", [1e-3, 1.0, 50.0])
+@pytest.mark.dtypes("float64")
+@pytest.mark.parametrize("start", [1e-3, 50.0])
 def test_find_reasonable_step_size(backend, start):
     # N(0, I_10): one leapfrog step has acceptance near 0.8 for step sizes of order 1
     D, C = 10, 3

@@ -127,14 +127,16 @@ def test_log_density_traced_once_per_run(backend):
         return _std_normal(z)
 
     counts = []
-    for n in (20, 100):
+    for n, method in ((20, "vectorized"), (100, "vectorized"), (100, "sequential"),
+                      (100, "parallel")):
         calls.clear()
-        mcmc = _small(NUTS(potential_fn=potential), num_warmup=40, num_samples=n, chunk_size=10)
+        mcmc = _small(NUTS(potential_fn=potential), num_warmup=40, num_samples=n, chunk_size=10,
+                      chain_method=method)
         mcmc.run(0, init_params=ops.zeros((2, 2)))
         counts.append(len(calls))
     # init + one trace of the compiled chunk (leapfrog and step-size heuristic), whatever the
-    # number of chunks
-    assert counts[0] == counts[1] <= 4, counts
+    # number of chunks and chains
+    assert len(set(counts)) == 1 and counts[0] <= 4, counts
 
 
 @pytest.mark.backends("numpy")
@@ -241,3 +243,11 @@ def test_bad_run_arguments(backend):
         mcmc.run(0, init_params=ops.zeros(2), extra_fields=("bogus",))
     with pytest.raises(TypeError, match="rng_key"):
         mcmc.run(1.5, init_params=ops.zeros(2))
+
+
+@pytest.mark.backends("numpy")
+@pytest.mark.dtypes("float64")
+def test_non_finite_start_is_reported(backend):
+    mcmc = _small(NUTS(potential_fn=lambda z: ops.sum(ops.log(z))))
+    with pytest.raises(ValueError, match="not finite"):
+        mcmc.run(0, init_params=ops.asarray([[1.0, -1.0], [1.0, 1.0]]))

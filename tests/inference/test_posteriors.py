@@ -54,11 +54,11 @@ CASES = [
 def test_conjugate_posterior(backend, case):
     _, model, args, kwargs, site, mean, sd = case
     kwargs = {k: ops.asarray(v) for k, v in kwargs.items()}
-    mcmc = MCMC(NUTS(model), num_warmup=400, num_samples=500, num_chains=4,
+    mcmc = MCMC(NUTS(model), num_warmup=300, num_samples=400, num_chains=4,
                 progress_bar=False)
     mcmc.run(1, *args, **kwargs)
     draws = mcmc.get_samples(group_by_chain=True)[site]
-    assert ops.shape(draws) == (4, 500)
+    assert ops.shape(draws) == (4, 400)
     x = ops.to_numpy(draws)
     assert np.all(x > 0) and (site != "p" or np.all(x < 1))     # inside the support
     check_moments(draws, mean, sd, name=case[0])

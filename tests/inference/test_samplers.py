@@ -5,7 +5,6 @@ import numpy as np
 import pytest
 from _checks import check_moments, num_divergences
 
-import ppl
 from ppl import ops
 from ppl.inference import HMC, MCMC, NUTS
 
@@ -22,9 +21,9 @@ def _gaussian(dim, seed):
 # (id, kernel class, kernel options, dimension, draws per chain); the first group runs on every
 # backend in the default suite, the second on JAX (numpy and torch: slow suite).
 CASES = [
-    ("nuts-5d-diag", NUTS, {}, 5, 500),
-    ("nuts-2d-dense", NUTS, {"dense_mass": True}, 2, 500),
-    ("hmc-5d-diag-jitter", HMC, {"trajectory_length": 1.5, "num_steps_jitter": 0.3}, 5, 500),
+    ("nuts-5d-diag", NUTS, {}, 5, 400),
+    ("nuts-2d-dense", NUTS, {"dense_mass": True}, 2, 400),
+    ("hmc-5d-diag-jitter", HMC, {"trajectory_length": 2.0, "num_steps_jitter": 0.9}, 5, 800),
 ]
 MORE_CASES = [
     ("nuts-2d-diag", NUTS, {}, 2, 1000),
@@ -41,7 +40,7 @@ def _run(kernel_cls, opts, dim, *, num_chains=4, num_samples=500, seed=0):
         r = z - m
         return 0.5 * ops.sum(r * ops.matmul(prec, r))
 
-    mcmc = MCMC(kernel_cls(potential_fn=potential, **opts), num_warmup=500,
+    mcmc = MCMC(kernel_cls(potential_fn=potential, **opts), num_warmup=300,
                 num_samples=num_samples, num_chains=num_chains, progress_bar=False)
     init = np.random.default_rng(seed).uniform(-2, 2, size=(num_chains, dim))
     mcmc.run(seed, init_params=ops.asarray(init))
