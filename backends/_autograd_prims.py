@@ -16,8 +16,8 @@ import scipy.linalg as sla
 import scipy.special as sps
 from autograd.extend import defvjp, primitive
 
-__all__ = ["cumprod", "ndtr", "ndtri", "log_ndtr", "xlogy", "xlog1py", "solve_triangular", "index_update",
-           "index_add", "standard_gamma", "unbroadcast"]
+__all__ = ["cumprod", "ndtr", "ndtri", "log_ndtr", "xlogy", "xlog1py", "solve_triangular",
+           "index_update", "index_add", "standard_gamma", "unbroadcast"]
 
 _LOG_SQRT_2PI = 0.5 * math.log(2.0 * math.pi)
 

@@ -30,6 +30,7 @@ from __future__ import annotations
 import math
 
 import numpy as np
+
 from ppl.backends import _tree
 
 __all__ = ["Backend", "OPS", "LINALG_OPS", "NN_OPS", "RANDOM_OPS"]

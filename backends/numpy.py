@@ -16,6 +16,7 @@ import numpy as np
 from autograd.core import make_vjp
 from autograd.extend import vspace
 from autograd.tracer import Box, getval
+
 from ppl.backends import _autograd_prims as prims
 from ppl.backends import _tree
 from ppl.backends.base import Backend

@@ -14,6 +14,7 @@ import math
 import numpy as np
 import torch
 import torch.nn.functional as F
+
 from ppl.backends import _torch_random as _rnd
 from ppl.backends import _tree
 from ppl.backends._torch_special import betainc as _betainc

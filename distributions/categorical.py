@@ -15,6 +15,9 @@ outside the support (see :mod:`ppl.distributions.discrete`).
 from __future__ import annotations
 
 import numpy as np
+
+import ppl
+from ppl import ops
 from ppl.distributions import constraints
 from ppl.distributions.discrete import (
     _INT,
@@ -29,9 +32,6 @@ from ppl.distributions.discrete import (
 )
 from ppl.distributions.distribution import Distribution, validate_sample
 from ppl.distributions.util import as_float, batch_shape_of, clamp_probs
-
-import ppl
-from ppl import ops
 
 __all__ = ["Categorical", "Multinomial"]
 

@@ -18,12 +18,12 @@ is available as an attribute, computed on access.
 from __future__ import annotations
 
 import numpy as np
-from ppl.distributions import constraints
-from ppl.distributions.distribution import Distribution, validate_sample
-from ppl.distributions.util import as_float, batch_shape_of, clamp_probs, finfo
 
 import ppl
 from ppl import ops
+from ppl.distributions import constraints
+from ppl.distributions.distribution import Distribution, validate_sample
+from ppl.distributions.util import as_float, batch_shape_of, clamp_probs, finfo
 
 __all__ = [
     "Bernoulli",

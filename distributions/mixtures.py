@@ -12,13 +12,12 @@
 
 from __future__ import annotations
 
+import ppl
+from ppl import ops
 from ppl.distributions.categorical import Categorical
 from ppl.distributions.discrete import _broadcast_to
 from ppl.distributions.distribution import Distribution, validate_sample
 from ppl.distributions.util import as_float
-
-import ppl
-from ppl import ops
 
 __all__ = ["MixtureSameFamily"]
 

@@ -15,13 +15,12 @@ from __future__ import annotations
 
 import math
 
+import ppl
+from ppl import ops
 from ppl.distributions import constraints
 from ppl.distributions.discrete import _broadcast_to
 from ppl.distributions.distribution import Distribution, validate_sample
 from ppl.distributions.util import as_float, finfo
-
-import ppl
-from ppl import ops
 
 __all__ = ["Dirichlet", "LKJCholesky", "MultivariateNormal"]
 

@@ -349,8 +349,9 @@ class MCMC:
         divergences = {"warmup": 0, "sample": 0}
         try:
             for phase, lo, hi in (("warmup", 0, W), ("sample", W, total)):
-                if own_bar and bar is not None:
+                if own_bar and bar is not None and hi > lo:
                     bar.set_description(f"{phase} [{label}]")
+                    bar.set_postfix({"divergences": 0}, refresh=False)
                 for s in range(lo, hi, K):
                     idx = np.arange(s, s + K)
                     active = idx < hi

@@ -268,8 +268,7 @@ def step(rng_key, state: HMCState, potential_and_grad_fn: Callable, step_size,
         rho = tree.rho + sub.rho
         # criterion on the merged trajectory, plus Stan's checks across the merge (the first
         # leaf of the subtree is in checkpoint slot d)
-        first = ops.sum(sub.ckpt * ops.reshape(ops.astype(pow2 == tree.size, dtype),
-                                                (1, L, 1, 1)), axis=1)
+        first = sub.ckpt[:, tree.d]
         ok = (_no_uturn(far_ps, sub.leaf_ps, rho)
               & _no_uturn(far_ps, first[:, _PS], tree.rho + first[:, _P])
               & _no_uturn(start_ps, sub.leaf_ps, sub.rho + start.momentum))

@@ -13,10 +13,9 @@ from __future__ import annotations
 import warnings
 from collections.abc import Callable, Mapping, Sequence
 
-from ppl.backends import _tree
-
 from ppl import ops
 from ppl import random as _random
+from ppl.backends import _tree
 from ppl.handlers import seed, substitute, trace
 from ppl.primitives import _Unit
 

@@ -22,6 +22,11 @@ from collections.abc import Callable, Mapping
 from typing import Any, NamedTuple
 
 import numpy as np
+
+from ppl import ops
+from ppl import random as _random
+from ppl._messenger import Messenger
+from ppl.handlers import seed, substitute, trace
 from ppl.inference.initialization import (
     init_to_feasible,
     init_to_mean,
@@ -31,11 +36,6 @@ from ppl.inference.initialization import (
     init_to_value,
     site_shape,
 )
-
-from ppl import ops
-from ppl import random as _random
-from ppl._messenger import Messenger
-from ppl.handlers import seed, substitute, trace
 
 __all__ = ["log_density", "ParamLayout", "ModelInfo", "initialize_model", "potential_energy",
            "constrain_fn", "init_to_uniform", "init_to_median", "init_to_mean",

@@ -1,4 +1,6 @@
-"""``ppl.compare`` (this module is ``ppl.comparison``): run one model with NUTS on several backends and set the results side by side.
+"""``ppl.compare``: run one model with NUTS on several backends and set the results side by side.
+
+(The module is ``ppl.comparison``; ``ppl.compare`` is the function.)
 
 The verdict per site is a two-sided z-test on the difference of posterior means between every
 pair of backends, each mean's error being its Monte Carlo standard error (MCSE), with a

@@ -18,13 +18,13 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import numpy as np
-import ppl.distributions as dist
 import pytest
 import scipy.stats as st
 from conftest import fd_grad, to_numpy
 from scipy.special import expit, log_softmax, softmax
 
 import ppl
+import ppl.distributions as dist
 from ppl import ops
 
 

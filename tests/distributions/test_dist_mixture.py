@@ -11,13 +11,13 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
-import ppl.distributions as dist
 import pytest
 import scipy.stats as st
 from conftest import fd_grad, to_numpy
 from scipy.special import log_softmax, logsumexp, softmax
 
 import ppl
+import ppl.distributions as dist
 from ppl import ops
 
 

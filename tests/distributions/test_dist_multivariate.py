@@ -13,13 +13,13 @@ every backend and float dtype.
 from __future__ import annotations
 
 import numpy as np
-import ppl.distributions as dist
 import pytest
 import scipy.stats as st
 from conftest import fd_grad, to_numpy
 from scipy.special import betaln
 
 import ppl
+import ppl.distributions as dist
 from ppl import ops
 
 RTOL = {"float64": 1e-6, "float32": 1e-4}

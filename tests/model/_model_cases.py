@@ -14,11 +14,11 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import numpy as np
-import ppl.distributions as dist
 import scipy.stats as st
 from scipy.special import expit, log_expit, logsumexp
 
 import ppl
+import ppl.distributions as dist
 from ppl import handlers, ops
 
 RNG = np.random.default_rng(20240611)

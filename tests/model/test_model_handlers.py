@@ -3,14 +3,14 @@
 from __future__ import annotations
 
 import numpy as np
-import ppl.distributions as dist
 import pytest
 import scipy.stats as st
 from conftest import assert_close, to_numpy
-from ppl.inference import log_density
 
 import ppl
+import ppl.distributions as dist
 from ppl import handlers, ops
+from ppl.inference import log_density
 
 pytestmark = pytest.mark.dtypes("float64")
 

@@ -5,10 +5,13 @@ strategies, and the errors for models that cannot be initialised."""
 from __future__ import annotations
 
 import numpy as np
-import ppl.distributions as dist
 import pytest
 import scipy.stats as st
 from conftest import assert_close, fd_grad, to_numpy
+
+import ppl
+import ppl.distributions as dist
+from ppl import ops
 from ppl.distributions import constraints
 from ppl.inference import (
     init_to_feasible,
@@ -20,9 +23,6 @@ from ppl.inference import (
     initialize_model,
     log_density,
 )
-
-import ppl
-from ppl import ops
 
 pytestmark = pytest.mark.dtypes("float64")
 

@@ -16,10 +16,10 @@ from _model_cases import (
     unconstrain_by_hand,
 )
 from conftest import assert_close, fd_grad, to_numpy
-from ppl.inference import initialize_model, log_density
 
 import ppl
 from ppl import ops
+from ppl.inference import initialize_model, log_density
 
 IDS = [c.name for c in CASES]
 

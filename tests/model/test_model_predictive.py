@@ -6,13 +6,13 @@ from __future__ import annotations
 import warnings
 
 import numpy as np
-import ppl.distributions as dist
 import pytest
 from conftest import assert_close, to_numpy
-from ppl.inference import Predictive
 
 import ppl
+import ppl.distributions as dist
 from ppl import handlers, ops
+from ppl.inference import Predictive
 
 pytestmark = pytest.mark.dtypes("float64")
 
