@@ -423,6 +423,15 @@ class Backend:
 
     def stop_gradient(self, x): raise _missing(self, "stop_gradient")
 
+    def device_count(self) -> int:
+        """How many devices ``pmap`` can spread a leading axis over (1 where it cannot)."""
+        return 1
+
+    def pmap(self, fun, in_axes=0, out_axes=0):
+        """``jax.pmap``: map ``fun`` over a leading axis, one slice per device. The default
+        runs the slices in one batch on the single device (``vmap`` semantics)."""
+        return self.vmap(fun, in_axes=in_axes, out_axes=out_axes)
+
     # ------------------------------------------------------------------ control flow
     # Eager defaults (Python loops over concrete values); compiling backends override.
     def while_loop(self, cond_fun, body_fun, init_val):

@@ -488,6 +488,12 @@ class JaxBackend(Backend):
     def jit(self, fun, static_argnums=()): return jax.jit(fun, static_argnums=_axis(static_argnums))
     def stop_gradient(self, x): return jax.lax.stop_gradient(x)
 
+    def device_count(self):
+        return jax.local_device_count() if self._device is None else 1
+
+    def pmap(self, fun, in_axes=0, out_axes=0):
+        return jax.pmap(fun, in_axes=_axis(in_axes), out_axes=_axis(out_axes))
+
     # ------------------------------------------------------------------ control flow
     def while_loop(self, cond_fun, body_fun, init_val):
         return jax.lax.while_loop(cond_fun, body_fun, init_val)

@@ -10,11 +10,13 @@ from __future__ import annotations
 
 import functools
 import math
+import os
 
 import numpy as np
 import torch
 import torch.nn.functional as F
 
+from ppl.backends import _torch_jit as _jit
 from ppl.backends import _torch_random as _rnd
 from ppl.backends import _tree
 from ppl.backends._torch_special import betainc as _betainc
@@ -59,7 +61,10 @@ def _static_index(index):
 class TorchBackend(Backend):
     """PyTorch adapter of the :class:`~ppl.backends.base.Backend` protocol.
 
-    * ``jit`` is the identity for now (``compiles = False``): every op runs eagerly.
+    * ``jit`` traces a pure array function once per input signature into a TorchScript graph
+      (:mod:`ppl.backends._torch_jit`; ``PPL_TORCH_JIT=inductor`` uses ``torch.compile``
+      instead, ``PPL_TORCH_JIT=none`` turns it off); functions with data-dependent Python
+      control flow or random draws run eagerly. ``compiles = False``: loops stay Python loops.
     * ``grad``/``value_and_grad``/``vmap`` are ``torch.func``'s. Control flow is the eager
       Python loops of the base class; ``while_loop``, ``cond`` and ``fori_loop`` call
       ``bool``/``int`` on their predicates, which works eagerly and under ``grad`` but not under
@@ -460,7 +465,9 @@ class TorchBackend(Backend):
                 if len(_INDEX_CACHE) > 1024:
                     _INDEX_CACHE.clear()
                 flat = torch.arange(x.numel(), device=x.device).reshape(x.shape)[index]
-                _INDEX_CACHE[key] = flat = flat.reshape(-1), flat.shape
+                flat = flat.reshape(-1), flat.shape
+                if not _jit.tracing():      # never keep a fake tensor made while tracing
+                    _INDEX_CACHE[key] = flat
             flat, shape = flat
         else:
             flat = torch.arange(x.numel(), device=x.device).reshape(x.shape)[index]
@@ -644,6 +651,13 @@ class TorchBackend(Backend):
 
     def stop_gradient(self, x):
         return x.detach() if isinstance(x, _Tensor) else x
+
+    def jit(self, fun, static_argnums=()):
+        mode = os.environ.get("PPL_TORCH_JIT", "script").lower()
+        if mode not in ("script", "inductor", "none"):
+            raise ValueError(f"PPL_TORCH_JIT must be 'script', 'inductor' or 'none', got "
+                             f"{mode!r}.")
+        return _jit.TracedFunction(fun, static_argnums, None if mode == "none" else mode)
 
     # ------------------------------------------------------------------ random
     def _sample_dt(self, dtype, *params):

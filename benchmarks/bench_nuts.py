@@ -222,7 +222,8 @@ def main(argv=None):
     p.add_argument("--no-reference", action="store_true", help="skip NumPyro and Pyro")
     p.add_argument("--numpyro-methods", default="vectorized,sequential",
                    help="NumPyro chain methods to time (its best is the reference)")
-    p.add_argument("--pyro-jit", default="1", help="Pyro jit_compile settings, e.g. 1 or 0,1")
+    p.add_argument("--pyro-jit", default="1",
+                   help="Pyro jit_compile settings: 1, 0, 0,1 or \"\" (skip Pyro)")
     p.add_argument("--json", help="also write the rows to this JSON file")
     args = p.parse_args(argv)
     opts = dict(chains=args.chains, warmup=args.warmup, samples=args.samples)
@@ -231,10 +232,10 @@ def main(argv=None):
         runs = [(f"ppl[{b}]", lambda b=b, m=model: run_ppl(b, m, **opts))
                 for b in args.backends.split(",") if b]
         if not args.no_reference:
-            for meth in args.numpyro_methods.split(","):
+            for meth in filter(None, args.numpyro_methods.split(",")):
                 runs.append((f"numpyro[{meth}]",
                              lambda m=model, meth=meth: run_numpyro(m, method=meth, **opts)))
-            for jit in args.pyro_jit.split(","):
+            for jit in filter(None, args.pyro_jit.split(",")):
                 runs.append((f"pyro[jit={jit}]",
                              lambda m=model, jit=jit: run_pyro(m, jit_compile=jit == "1",
                                                                **opts)))

@@ -10,11 +10,14 @@ Run it::
     python -m ppl compare examples/eight_schools.py --plot compare.png
 """
 
-import argparse
-
 import ppl
 import ppl.distributions as dist
 from ppl import ops
+
+try:  # imported as examples.<name>
+    from ._run import run_example
+except ImportError:  # run as a script or loaded by file path (ppl compare)
+    from _run import run_example
 
 __all__ = ["model", "data", "main"]
 
@@ -36,24 +39,7 @@ def data():
 
 
 def main(argv=None):
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--backend", default=ppl.get_backend().name,
-                        choices=ppl.available_backends())
-    parser.add_argument("--dtype", default="float32", choices=["float32", "float64"])
-    parser.add_argument("--num-warmup", type=int, default=1000)
-    parser.add_argument("--num-samples", type=int, default=1000)
-    parser.add_argument("--num-chains", type=int, default=4)
-    parser.add_argument("--seed", type=int, default=0)
-    args = parser.parse_args(argv)
-
-    from ppl.inference import MCMC, NUTS
-
-    with ppl.use_backend(args.backend, dtype=args.dtype):
-        mcmc = MCMC(NUTS(model), num_warmup=args.num_warmup, num_samples=args.num_samples,
-                    num_chains=args.num_chains)
-        mcmc.run(args.seed, **data())
-        mcmc.print_summary()
-    return mcmc
+    return run_example(model, data, __doc__.splitlines()[0], argv)
 
 
 if __name__ == "__main__":

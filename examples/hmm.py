@@ -12,7 +12,6 @@ Run it::
     python -m ppl compare examples/hmm.py
 """
 
-import argparse
 import math
 
 import numpy as np
@@ -20,6 +19,11 @@ import numpy as np
 import ppl
 import ppl.distributions as dist
 from ppl import ops
+
+try:  # imported as examples.<name>
+    from ._run import run_example
+except ImportError:  # run as a script or loaded by file path (ppl compare)
+    from _run import run_example
 from ppl.distributions import constraints
 
 __all__ = ["model", "data", "main", "forward_log_likelihood", "TRUE_TRANS", "TRUE_LOCS"]
@@ -67,26 +71,11 @@ def data(num_steps=200, seed=0):
 
 
 def main(argv=None):
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--backend", default=ppl.get_backend().name,
-                        choices=ppl.available_backends())
-    parser.add_argument("--dtype", default="float32", choices=["float32", "float64"])
-    parser.add_argument("--num-warmup", type=int, default=1000)
-    parser.add_argument("--num-samples", type=int, default=1000)
-    parser.add_argument("--num-chains", type=int, default=4)
-    parser.add_argument("--seed", type=int, default=0)
-    args = parser.parse_args(argv)
-
-    from ppl.inference import MCMC, NUTS
-
-    with ppl.use_backend(args.backend, dtype=args.dtype):
-        mcmc = MCMC(NUTS(model), num_warmup=args.num_warmup, num_samples=args.num_samples,
-                    num_chains=args.num_chains)
-        mcmc.run(args.seed, **data())
-        mcmc.print_summary()
+    def report(mcmc):
         print(f"true values: trans={TRUE_TRANS.tolist()}, locs={TRUE_LOCS.tolist()}, "
               f"scale={TRUE_SCALE}")
-    return mcmc
+
+    return run_example(model, data, __doc__.splitlines()[0], argv, report=report)
 
 
 if __name__ == "__main__":

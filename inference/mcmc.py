@@ -11,8 +11,10 @@
   chunk on JAX (compiled once per ``run``: shorter final chunks are padded with skipped
   iterations), so the progress bar updates between chunks and Ctrl-C keeps every finished chunk;
 * chains: ``"vectorized"`` (default; one batch whose chains advance in lock-step),
-  ``"sequential"`` (one chain after another) or ``"parallel"`` (one thread per chain; compiled
-  JAX code and torch kernels release the GIL, so chains use several CPU cores).
+  ``"sequential"`` (one chain after another) or ``"parallel"`` (a device per chain via
+  ``ops.pmap`` where the backend has enough devices, e.g. JAX with several devices or
+  ``XLA_FLAGS=--xla_force_host_platform_device_count=4``; otherwise one thread per chain:
+  compiled JAX code and torch kernels release the GIL, so chains use several CPU cores).
 """
 
 from __future__ import annotations
@@ -148,7 +150,8 @@ class MCMC:
         Number of chains.
     chain_method
         ``"vectorized"`` (one batch, chains in lock-step; works on every backend),
-        ``"sequential"`` or ``"parallel"`` (a thread per chain). ``None`` picks
+        ``"sequential"`` or ``"parallel"`` (a device per chain where the backend has enough
+        devices, a thread per chain otherwise). ``None`` picks
         ``"vectorized"``, the fastest on every backend here.
     thinning
         Keep every ``thinning``-th draw.
@@ -236,7 +239,9 @@ class MCMC:
         k_init, k_run = ppl.random.split(key, 2)
         C = self.num_chains
         setup = self.kernel.setup(k_init, args, kwargs, init_params, C)
-        vg = ops.vmap(ops.value_and_grad(setup.potential_fn))
+        # batched log-density gradient, compiled on its own as well: on torch this is the one
+        # function jit can trace (the tree building around it stays eager)
+        vg = ops.jit(ops.vmap(ops.value_and_grad(setup.potential_fn)))
         dtype = ppl.get_backend().dtype
         start = self.post_warmup_state
         if start is not None:
@@ -251,7 +256,7 @@ class MCMC:
         else:
             num_warmup = self.num_warmup
             z0 = setup.init_position
-            state = hmc.init(z0, ops.jit(vg))
+            state = hmc.init(z0, vg)
             pe = np.asarray(ops.to_numpy(state.potential_energy))
             if not np.all(np.isfinite(pe)):
                 raise ValueError(
@@ -282,6 +287,8 @@ class MCMC:
         chunk_fn = _make_chunk_fn(self.kernel, self.kernel.build_kernel(), vg, 1, dtype)
         carries = [_tree.map(lambda a, c=c: a[c:c + 1], carry) for c in range(C)]
         keys = [ppl.random.fold_in(k_run, c) for c in range(C)]
+        if method == "parallel" and ppl.get_backend().compiles and ops.device_count() >= C:
+            return self._run_on_devices(chunk_fn, carry, keys, num_warmup, num_samples)
         if method == "sequential":
             results = [self._run_batch(chunk_fn, carries[c], keys[c], num_warmup, num_samples,
                                        f"sequential, chain {c + 1}/{C}") for c in range(C)]
@@ -310,6 +317,24 @@ class MCMC:
                  for k in results[0].stats}
         last = _concat_chains([r.last for r in results])
         return _Result(positions, stats, last, interrupted)
+
+    def _run_on_devices(self, chunk_fn, carry, keys, num_warmup, num_samples):
+        """``"parallel"`` on a backend with a device per chain (JAX with several devices):
+        ``ops.pmap`` of the one-chain chunk, so chain ``c`` runs on device ``c`` and draws what
+        it draws with ``"sequential"``."""
+        def one_chain(c, xs, key):
+            c, ys = chunk_fn(_tree.map(lambda a: a[None], c), xs, key)
+            return _tree.map(lambda a: a[0], c), _tree.map(lambda a: a[:, 0], ys)
+
+        mapped = ops.pmap(one_chain, in_axes=(0, None, 0))
+
+        def chunk(c, xs, key):
+            c, ys = mapped(c, xs, key)                       # ys: (C, K, ...)
+            return c, _tree.map(lambda a: ops.moveaxis(a, 0, 1), ys)
+
+        C = self.num_chains
+        return self._run_batch(chunk, carry, ops.stack(keys), num_warmup, num_samples,
+                               f"parallel, {C} devices")
 
     def _bar(self, total, desc):
         if not self.progress_bar:

@@ -31,6 +31,7 @@ Stan Development Team. stan/src/stan/mcmc/hmc/nuts/base_nuts.hpp.
 
 from __future__ import annotations
 
+import weakref
 from collections.abc import Callable
 from typing import NamedTuple
 
@@ -127,6 +128,127 @@ def _select(mask, new, old):
                        for n, o in zip(new, old)])
 
 
+def _checks(ckpt, rho, ps, done):
+    """Whether a sub-tree completed by this leaf turns (any level), per chain; ``done[k]``
+    says whether the leaf completes a balanced sub-tree of size ``2^k``."""
+    s, m = ckpt[:, 1:], ckpt[:, :-1]
+    rho_n, ps_n = rho[:, None], ps[:, None]
+    ok = (_no_uturn(s[:, :, _PS], ps_n, rho_n - s[:, :, _RHO])
+          & _no_uturn(s[:, :, _PS], m[:, :, _PS], m[:, :, _RHO] - s[:, :, _RHO] + m[:, :, _P])
+          & _no_uturn(m[:, :, _PREV_PS], ps_n, rho_n - m[:, :, _RHO] + m[:, :, _PREV_P]))
+    return ops.any(done[None, 1:] & ~ok, axis=1)
+
+
+def _leaf(sub: _Subtree, u, eps, energy0, inverse_mass_matrix, potential_and_grad_fn, L,
+          max_delta_energy) -> _Subtree:
+    """One leapfrog step of a subtree, for every chain, with its uniforms ``u`` ``(C, 3)``: the
+    multinomial draw, and the merge / next-direction draws of the subtree. A pure array
+    function (no branches on values), so it compiles as one graph on every backend."""
+    metric = gaussian_euclidean(inverse_mass_matrix)
+    n = sub.n
+    pow2 = ops.asarray([2 ** j for j in range(L)])
+    prev, prev_ps = sub.leaf, sub.leaf_ps
+    new = velocity_verlet(potential_and_grad_fn, metric.velocity)(prev, eps)
+    ps = metric.velocity(new.momentum)
+    energy = new.potential_energy + 0.5 * _dot(new.momentum, ps)
+    log_w = energy0 - energy
+    log_w = ops.where(log_w == log_w, log_w, -float("inf"))       # NaN -> weight 0
+    building = sub.building
+    diverging = building & (log_w < -max_delta_energy)
+    sum_accept = sub.sum_accept + ops.where(building, ops.exp(ops.minimum(log_w, 0.0)), 0.0)
+    num_steps = sub.num_steps + ops.astype(building, ops.dtype_of(sub.num_steps))
+    # progressive (uniform) multinomial sampling within the subtree
+    log_weight = ops.logaddexp(sub.log_weight, log_w)
+    take = u[:, 0] < ops.exp(log_w - log_weight)
+    proposal = _select(take, HMCState(new.position, new.potential_energy,
+                                      new.potential_energy_grad), sub.proposal)
+    proposal_energy = ops.where(take, energy, sub.proposal_energy)
+    rho = sub.rho + new.momentum
+    # checkpoints: this leaf starts the balanced sub-trees of sizes 2^j with n % 2^j == 0
+    start = (n // pow2) * pow2 == n
+    entry = ops.stack([ps, new.momentum, prev_ps, prev.momentum, sub.rho], axis=1)
+    ckpt = ops.where(ops.reshape(start, (1, L, 1, 1)), entry[:, None], sub.ckpt)
+    # U-turn checks on every sub-tree of size 2^k (k >= 1) this leaf completes (masked: a
+    # branch on `done` would not compile into one graph on torch)
+    if L > 1:
+        turn = _checks(ckpt, rho, ps, ((n + 1) // pow2) * pow2 == n + 1)
+    else:
+        turn = ops.zeros_like(building)
+    turning = sub.turning | (building & turn)
+    diverging = sub.diverging | diverging
+    building = building & ~(turn | diverging)
+    return _Subtree(new, ps, ckpt, rho, log_weight, proposal, proposal_energy, sum_accept,
+                    num_steps, turning, diverging, building, u[:, 1:], n + 1)
+
+
+def _start_subtree(tree: _Tree, step_size, L):
+    """The direction, step and empty subtree of the next doubling."""
+    forward = tree.forward
+    C, D = ops.shape(tree.left.position)
+    dtype = ops.dtype_of(tree.left.position)
+    eps = ops.where(forward[:, None], step_size[:, None], -step_size[:, None])
+    start = _select(forward, tree.right, tree.left)
+    start_ps = ops.where(forward[:, None], tree.right_ps, tree.left_ps)
+    sub0 = _Subtree(
+        start, start_ps, ops.zeros((C, L, 5, D), dtype), ops.zeros((C, D), dtype),
+        ops.full((C,), -float("inf"), dtype), tree.proposal, tree.proposal_energy,
+        ops.zeros((C,), dtype), ops.zeros((C,), dtype), ops.zeros((C,), bool),
+        ops.zeros((C,), bool), tree.active, ops.zeros((C, 2), dtype),
+        ops.zeros((), ops.dtype_of(tree.d)))
+    return eps, sub0
+
+
+def _merge(tree: _Tree, sub: _Subtree) -> _Tree:
+    """Merge a finished subtree into the trajectory (biased progressive sampling) and check
+    the U-turn criterion on the result."""
+    forward = tree.forward
+    start = _select(forward, tree.right, tree.left)
+    start_ps = ops.where(forward[:, None], tree.right_ps, tree.left_ps)
+    far_ps = ops.where(forward[:, None], tree.left_ps, tree.right_ps)
+    u_merge, u_dir = sub.u_next[:, 0], sub.u_next[:, 1]
+    valid = tree.active & ~(sub.turning | sub.diverging)
+    take = valid & (u_merge < ops.exp(sub.log_weight - tree.log_weight))
+    proposal = _select(take, sub.proposal, tree.proposal)
+    proposal_energy = ops.where(take, sub.proposal_energy, tree.proposal_energy)
+    log_weight = ops.where(valid, ops.logaddexp(tree.log_weight, sub.log_weight),
+                           tree.log_weight)
+    fwd_valid = valid & forward
+    bwd_valid = valid & ~forward
+    right = _select(fwd_valid, sub.leaf, tree.right)
+    left = _select(bwd_valid, sub.leaf, tree.left)
+    right_ps = ops.where(fwd_valid[:, None], sub.leaf_ps, tree.right_ps)
+    left_ps = ops.where(bwd_valid[:, None], sub.leaf_ps, tree.left_ps)
+    rho = tree.rho + sub.rho
+    # criterion on the merged trajectory, plus Stan's checks across the merge (the first
+    # leaf of the subtree is in checkpoint slot d)
+    first = sub.ckpt[:, tree.d]
+    ok = (_no_uturn(far_ps, sub.leaf_ps, rho)
+          & _no_uturn(far_ps, first[:, _PS], tree.rho + first[:, _P])
+          & _no_uturn(start_ps, sub.leaf_ps, sub.rho + start.momentum))
+    turning = valid & ~ok
+    depth = tree.depth + ops.astype(valid, ops.dtype_of(tree.depth))
+    return _Tree(left, right, left_ps, right_ps, ops.where(valid[:, None], rho, tree.rho),
+                 log_weight, proposal, proposal_energy, depth, u_dir < 0.5,
+                 valid & ~turning, tree.diverging | sub.diverging, tree.turning | turning,
+                 tree.sum_accept + sub.sum_accept, tree.num_steps + sub.num_steps,
+                 tree.d + 1, tree.size * 2)
+
+
+# the pure pieces of a transition, compiled once per backend (``ops.jit`` caches its traces by
+# argument shapes and static arguments, so they are reused across transitions and runs)
+_COMPILED: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+
+
+def _compiled():
+    backend = ppl.get_backend()
+    fns = _COMPILED.get(backend)
+    if fns is None:
+        fns = (ops.jit(_leaf, static_argnums=(5, 6, 7)),
+               ops.jit(_start_subtree, static_argnums=(2,)), ops.jit(_merge))
+        _COMPILED[backend] = fns
+    return fns
+
+
 def step(rng_key, state: HMCState, potential_and_grad_fn: Callable, step_size,
          inverse_mass_matrix, *, max_tree_depth: int = 10, max_delta_energy: float = 1000.0):
     """One NUTS transition for every chain.
@@ -166,8 +288,9 @@ def step(rng_key, state: HMCState, potential_and_grad_fn: Callable, step_size,
     L = int(max_tree_depth)
     if L < 1:
         raise ValueError(f"max_tree_depth must be a positive integer, got {max_tree_depth!r}.")
+    max_delta_energy = float(max_delta_energy)
+    leaf, start_subtree, merge = _compiled()
     metric = gaussian_euclidean(inverse_mass_matrix)
-    leapfrog = velocity_verlet(potential_and_grad_fn, metric.velocity)
     C, D = ops.shape(state.position)
     dtype = ops.dtype_of(state.position)
     k_mom, k_leaf = ppl.random.split(rng_key, 2)
@@ -179,112 +302,28 @@ def step(rng_key, state: HMCState, potential_and_grad_fn: Callable, step_size,
     energy0 = state.potential_energy + 0.5 * _dot(p0, ps0)
     z0 = IntegratorState(state.position, p0, state.potential_energy,
                          state.potential_energy_grad)
-    neg_inf = -float("inf")
-    pow2 = ops.asarray([2 ** j for j in range(L)])
     step_size = ops.asarray(step_size, dtype)
 
-    def checks(ckpt, rho, ps, done):
-        """Whether a sub-tree completed by this leaf turns (any level), per chain."""
-        s, m = ckpt[:, 1:], ckpt[:, :-1]
-        rho_n, ps_n = rho[:, None], ps[:, None]
-        ok = (_no_uturn(s[:, :, _PS], ps_n, rho_n - s[:, :, _RHO])
-              & _no_uturn(s[:, :, _PS], m[:, :, _PS], m[:, :, _RHO] - s[:, :, _RHO] + m[:, :, _P])
-              & _no_uturn(m[:, :, _PREV_PS], ps_n, rho_n - m[:, :, _RHO] + m[:, :, _PREV_P]))
-        return ops.any(done[None, 1:] & ~ok, axis=1)
-
-    no_turn = ops.zeros((C,), bool)
-
     def leaf_body(sub: _Subtree, eps, leaf_offset):
-        n = sub.n
-        # per leaf: the multinomial draw, and the merge / next-direction draws of the subtree
-        u = ppl.random.uniform(ppl.random.fold_in(k_leaf, leaf_offset + n), (C, 3), dtype)
-        prev, prev_ps = sub.leaf, sub.leaf_ps
-        new = leapfrog(prev, eps)
-        ps = metric.velocity(new.momentum)
-        energy = new.potential_energy + 0.5 * _dot(new.momentum, ps)
-        log_w = energy0 - energy
-        log_w = ops.where(log_w == log_w, log_w, neg_inf)          # NaN -> weight 0
-        building = sub.building
-        diverging = building & (log_w < -max_delta_energy)
-        sum_accept = sub.sum_accept + ops.where(building, ops.exp(ops.minimum(log_w, 0.0)), 0.0)
-        num_steps = sub.num_steps + ops.astype(building, dtype)
-        # progressive (uniform) multinomial sampling within the subtree
-        log_weight = ops.logaddexp(sub.log_weight, log_w)
-        take = u[:, 0] < ops.exp(log_w - log_weight)
-        proposal = _select(take, HMCState(new.position, new.potential_energy,
-                                          new.potential_energy_grad), sub.proposal)
-        proposal_energy = ops.where(take, energy, sub.proposal_energy)
-        rho = sub.rho + new.momentum
-        # checkpoints: this leaf starts the balanced sub-trees of sizes 2^j with n % 2^j == 0
-        start = (n // pow2) * pow2 == n
-        entry = ops.stack([ps, new.momentum, prev_ps, prev.momentum, sub.rho], axis=1)
-        ckpt = ops.where(ops.reshape(start, (1, L, 1, 1)), entry[:, None], sub.ckpt)
-        # U-turn checks on every sub-tree of size 2^k (k >= 1) this leaf completes: only
-        # odd leaves complete one
-        if L > 1:
-            done = ((n + 1) // pow2) * pow2 == n + 1
-            turn = ops.cond(done[1], checks, lambda *_: no_turn, ckpt, rho, ps, done)
-        else:
-            turn = no_turn
-        turning = sub.turning | (building & turn)
-        diverging = sub.diverging | diverging
-        building = building & ~(turn | diverging)
-        return _Subtree(new, ps, ckpt, rho, log_weight, proposal, proposal_energy, sum_accept,
-                        num_steps, turning, diverging, building, u[:, 1:], n + 1)
+        u = ppl.random.uniform(ppl.random.fold_in(k_leaf, leaf_offset + sub.n), (C, 3), dtype)
+        return leaf(sub, u, eps, energy0, inverse_mass_matrix, potential_and_grad_fn, L,
+                    max_delta_energy)
 
     def tree_body(tree: _Tree) -> _Tree:
-        forward = tree.forward
-        fwd = forward[:, None]
-        eps = ops.where(fwd, step_size[:, None], -step_size[:, None])
-        start = _select(forward, tree.right, tree.left)
-        start_ps = ops.where(fwd, tree.right_ps, tree.left_ps)
-        far_ps = ops.where(fwd, tree.left_ps, tree.right_ps)
-        sub0 = _Subtree(
-            start, start_ps, ops.zeros((C, L, 5, D), dtype), ops.zeros((C, D), dtype),
-            ops.full((C,), neg_inf, dtype), tree.proposal, tree.proposal_energy,
-            ops.zeros((C,), dtype), ops.zeros((C,), dtype), ops.zeros((C,), bool),
-            ops.zeros((C,), bool), tree.active, ops.zeros((C, 2), dtype),
-            ops.zeros((), ops.dtype_of(tree.d)))
+        eps, sub0 = start_subtree(tree, step_size, L)
         leaf_offset = tree.size - 1
         sub = ops.while_loop(
             lambda s: (s.n < tree.size) & ops.any(s.building),
             lambda s: leaf_body(s, eps, leaf_offset), sub0)
         # (the loop only stops early when no chain is building: then none uses these draws)
-        u_merge, u_dir = sub.u_next[:, 0], sub.u_next[:, 1]
+        return merge(tree, sub)
 
-        valid = tree.active & ~(sub.turning | sub.diverging)
-        # biased progressive sampling between the old trajectory and the new subtree
-        take = valid & (u_merge < ops.exp(sub.log_weight - tree.log_weight))
-        proposal = _select(take, sub.proposal, tree.proposal)
-        proposal_energy = ops.where(take, sub.proposal_energy, tree.proposal_energy)
-        log_weight = ops.where(valid, ops.logaddexp(tree.log_weight, sub.log_weight),
-                               tree.log_weight)
-        fwd_valid = valid & forward
-        bwd_valid = valid & ~forward
-        right = _select(fwd_valid, sub.leaf, tree.right)
-        left = _select(bwd_valid, sub.leaf, tree.left)
-        right_ps = ops.where(fwd_valid[:, None], sub.leaf_ps, tree.right_ps)
-        left_ps = ops.where(bwd_valid[:, None], sub.leaf_ps, tree.left_ps)
-        rho = tree.rho + sub.rho
-        # criterion on the merged trajectory, plus Stan's checks across the merge (the first
-        # leaf of the subtree is in checkpoint slot d)
-        first = sub.ckpt[:, tree.d]
-        ok = (_no_uturn(far_ps, sub.leaf_ps, rho)
-              & _no_uturn(far_ps, first[:, _PS], tree.rho + first[:, _P])
-              & _no_uturn(start_ps, sub.leaf_ps, sub.rho + start.momentum))
-        turning = valid & ~ok
-        depth = tree.depth + ops.astype(valid, ops.dtype_of(tree.depth))
-        return _Tree(left, right, left_ps, right_ps, ops.where(valid[:, None], rho, tree.rho),
-                     log_weight, proposal, proposal_energy, depth, u_dir < 0.5,
-                     valid & ~turning, tree.diverging | sub.diverging, tree.turning | turning,
-                     tree.sum_accept + sub.sum_accept, tree.num_steps + sub.num_steps,
-                     tree.d + 1, tree.size * 2)
-
+    int_dtype = ops.dtype_of(ops.asarray([1]))
     tree0 = _Tree(z0, z0, ps0, ps0, p0, ops.zeros((C,), dtype), state, energy0,
                   ops.zeros((C,), dtype), normal[:, D] > 0, ops.ones((C,), bool),
                   ops.zeros((C,), bool),
                   ops.zeros((C,), bool), ops.zeros((C,), dtype), ops.zeros((C,), dtype),
-                  ops.zeros((), ops.dtype_of(pow2)), ops.ones((), ops.dtype_of(pow2)))
+                  ops.zeros((), int_dtype), ops.ones((), int_dtype))
     tree = ops.while_loop(lambda t: (t.d < L) & ops.any(t.active), tree_body, tree0)
     info = NUTSInfo(tree.diverging, tree.num_steps,
                     tree.sum_accept / ops.maximum(tree.num_steps, 1.0),

@@ -24,10 +24,14 @@ try:  # imported as examples.posteriordb.<module>
 except ImportError:  # loaded by file path (a script, or `python -m ppl compare FILE.py`)
     from _posteriordb import load_data, main
 
-__all__ = ["POSTERIOR", "NUTS_KWARGS", "model", "data"]
+__all__ = ["POSTERIOR", "NUTS_KWARGS", "ALLOW_DIVERGENCES", "model", "data"]
 
 POSTERIOR = "gp_pois_regr-gp_pois_regr"
 NUTS_KWARGS = {"target_accept_prob": 0.95}
+#: f = chol(K(alpha, rho)) f_tilde is a non-centred latent GP: its hyperparameters still make a
+#: mild funnel, and about one trajectory in 8000 diverges (measured: 1, 1, 0, 0 divergences in
+#: 4000 draws with seeds 0-3 on JAX), with means and sds well within the criteria
+ALLOW_DIVERGENCES = 2
 
 
 def model(N, x, k):

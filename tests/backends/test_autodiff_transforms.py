@@ -13,7 +13,7 @@ from conftest import assert_close, fd_grad
 
 from ppl import ops
 
-COVERS = {"grad", "value_and_grad", "vmap", "jit", "stop_gradient"}
+COVERS = {"grad", "value_and_grad", "vmap", "jit", "stop_gradient", "pmap", "device_count"}
 
 RNG = np.random.default_rng(42)
 X = RNG.normal(size=(3, 4))
@@ -30,6 +30,19 @@ def f_np(x, y):
 
 def f_ops(x, y):
     return ops.sum(ops.sin(x) * y) + ops.sum(x ** 2)
+
+
+# ------------------------------------------------------------------------------ pmap
+def test_pmap_maps_leading_axis(backend, dtype):
+    """``pmap`` agrees with a Python loop over the leading axis, whatever the device count
+    (one device: a batched run; the multi-device JAX path is tested in tests/inference)."""
+    n = ops.device_count()
+    assert isinstance(n, int) and n >= 1
+    xs = RNG.normal(size=(n, 3, 4))
+    out_v, out_s = ops.pmap(lambda x, y: (x * y, ops.sum(x)), in_axes=(0, None))(
+        ops.asarray(xs), ops.asarray(Y))
+    assert_close(out_v, _r(xs, dtype) * _r(Y, dtype), check_dtype=True)
+    assert_close(out_s, _r(xs, dtype).sum(axis=(1, 2)))
 
 
 # ------------------------------------------------------------------------------ grad
@@ -214,3 +227,72 @@ def test_jit_of_value_and_grad(backend, dtype):
     v, g = vg(ops.asarray(X), ops.asarray(Y))
     assert_close(v, f_np(x, y))
     assert_close(g, np.cos(x) * y + 2 * x, kind="grad")
+
+
+def test_grad_of_jit(backend, dtype):
+    x, y = _r(X, dtype), _r(Y, dtype)
+    g = ops.grad(ops.jit(f_ops))(ops.asarray(X), ops.asarray(Y))
+    assert_close(g, np.cos(x) * y + 2 * x, kind="grad")
+
+
+def test_jit_of_vmapped_gradient_matches_loop(backend, dtype):
+    """The shape NUTS compiles: ``jit(vmap(value_and_grad(f)))``, against a NumPy loop."""
+    x, y = _r(X, dtype), _r(Y, dtype)
+    vg = ops.jit(ops.vmap(ops.value_and_grad(lambda a: ops.sum(ops.sin(a) * ops.asarray(Y))
+                                             + ops.sum(a ** 2))))
+    for _ in range(3):      # first call traces; later calls run the compiled graph
+        v, g = vg(ops.asarray(X))
+        assert_close(v, np.sum(np.sin(x) * y, axis=1) + np.sum(x ** 2, axis=1))
+        assert_close(g, np.cos(x) * y + 2 * x, kind="grad")
+
+
+@pytest.mark.backends("torch")
+def test_torch_jit_traces_once_per_signature(backend, dtype):
+    calls = []
+
+    def f(a):
+        calls.append(1)
+        return ops.exp(a) * 2.0
+
+    jf = ops.jit(f)
+    jf(ops.asarray(X))
+    n = len(calls)
+    for _ in range(3):
+        assert_close(jf(ops.asarray(X)), 2 * np.exp(_r(X, dtype)))
+    assert len(calls) == n, "the compiled graph should run without calling f again"
+    assert_close(jf(ops.asarray(Y)), 2 * np.exp(_r(Y, dtype)))     # new shape: traced again
+    assert len(calls) > n
+
+
+@pytest.mark.backends("torch")
+def test_torch_jit_keeps_python_branches_eager(backend, dtype):
+    """A data-dependent Python branch cannot be traced: jit must run it eagerly every time
+    (baking in the first branch would silently give 3x instead of 2x)."""
+    def f(a):
+        return a * 2.0 if float(ops.sum(a)) > 0 else a * 3.0
+
+    jf = ops.jit(f)
+    pos, neg = np.abs(X) + 0.1, -np.abs(X) - 0.1
+    assert_close(jf(ops.asarray(pos)), 2 * _r(pos, dtype))
+    assert_close(jf(ops.asarray(neg)), 3 * _r(neg, dtype))
+    assert_close(jf(ops.asarray(pos)), 2 * _r(pos, dtype))
+
+
+@pytest.mark.backends("torch")
+def test_torch_jit_random_draws_stay_random(backend, dtype):
+    import ppl
+    jf = ops.jit(lambda key, a: a + ppl.random.normal(key, (3, 4)))
+    a = ops.asarray(X)
+    d1 = ops.to_numpy(jf(ppl.random.key(1), a))
+    d2 = ops.to_numpy(jf(ppl.random.key(2), a))
+    assert not np.allclose(d1, d2)
+    np.testing.assert_allclose(ops.to_numpy(jf(ppl.random.key(1), a)), d1)
+
+
+def test_jit_same_array_passed_twice(backend, dtype):
+    """A first call with one array in two argument slots must not tie the slots together
+    (torch: both become one traced input unless jit copies them)."""
+    jf = ops.jit(lambda a, b: {"d": a - 2.0 * b})
+    x, y = ops.asarray(X), ops.asarray(X[::-1] + 1.0)
+    assert_close(jf(x, x)["d"], -_r(X, dtype))
+    assert_close(jf(x, y)["d"], _r(X, dtype) - 2.0 * _r(X[::-1] + 1.0, dtype))

@@ -55,6 +55,17 @@ def test_reference_check_rejects(kwargs, divergences):
     assert not pdb.passes(rows)
 
 
+@pytest.mark.parametrize("allow, n_div, ok", [
+    (False, 0, True), (False, 1, False), (True, 50, True), (2, 2, True), (2, 3, False),
+])
+def test_reference_check_divergence_allowance(allow, n_div, ok):
+    div = np.zeros(4000, bool)
+    div[:n_div] = True
+    rows = pdb.compare_to_reference("sblrc-blr", _fake_draws("sblrc-blr"), divergences=div,
+                                    allow_divergences=allow)
+    assert pdb.passes(rows) is ok
+
+
 def test_reference_check_needs_every_site():
     draws = _fake_draws("sblrc-blr")
     draws.pop("sigma")

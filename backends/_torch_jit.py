@@ -1,0 +1,154 @@
+"""``jit`` for the torch backend: trace a function once per input signature into a graph.
+
+A pure array function (no data-dependent Python control flow, no random draws) is traced with
+``make_fx`` in *fake* mode, which records the aten ops and raises on any data-dependent Python
+decision (``if x > 0``, ``x.item()``) instead of baking one branch in; the graph is then handed
+to TorchScript (``torch.jit.trace``) or, with ``TorchBackend(compile="inductor")``, to
+``torch.compile``. Functions that cannot be traced run eagerly, as before, so ``jit`` never
+changes results: it only removes Python overhead (the model language, ``torch.func`` wrappers)
+from functions called many times, such as the batched log-density gradient inside NUTS.
+
+Calls made inside a transform (``grad``/``vmap`` wrappers, an ongoing trace) or with tensors
+that require grad run eagerly too, so the jitted function stays differentiable.
+"""
+
+from __future__ import annotations
+
+import functools
+import threading
+import warnings
+
+import torch
+
+from ppl.backends import _tree
+
+_state = threading.local()
+
+
+def tracing() -> bool:
+    """Whether a ``jit`` trace is running in this thread (its tensors are fake: never cache
+    them)."""
+    return getattr(_state, "tracing", False)
+
+
+def _wrapped(x) -> bool:
+    """Whether ``x`` is a ``torch.func`` wrapper (under ``grad``/``vmap``) or needs autograd."""
+    return torch._C._functorch.is_functorch_wrapped_tensor(x) or (
+        x.requires_grad and torch.is_grad_enabled())
+
+
+def _signature(leaves):
+    sig = []
+    for a in leaves:
+        if isinstance(a, torch.Tensor):
+            sig.append(("T", tuple(a.shape), a.dtype, a.device))
+        else:
+            try:
+                hash(a)
+            except TypeError:
+                return None         # an unhashable non-array leaf: not cacheable, run eagerly
+            sig.append(("S", type(a), a))
+    return tuple(sig)
+
+
+class TracedFunction:
+    """The callable ``TorchBackend.jit`` returns (see the module docstring)."""
+
+    def __init__(self, fun, static_argnums=(), compiler="script"):
+        self.fun = fun
+        self.static_argnums = tuple(static_argnums)
+        self.compiler = compiler
+        self._cache = {}          # signature -> (graph, out treedef) or None (not traceable)
+        self._lock = threading.Lock()
+        functools.update_wrapper(self, fun)
+
+    def __call__(self, *args, **kwargs):
+        if tracing() or self.compiler is None:
+            return self.fun(*args, **kwargs)
+        leaves, treedef = _tree.flatten((args, kwargs))
+        tensors = [a for a in leaves if isinstance(a, torch.Tensor)]
+        if not tensors or any(_wrapped(t) for t in tensors):
+            return self.fun(*args, **kwargs)
+        sig = _signature(leaves)
+        if sig is None:
+            return self.fun(*args, **kwargs)
+        key = (treedef_key(treedef), sig)
+        with self._lock:
+            if key not in self._cache:
+                self._cache[key] = self._trace(leaves, treedef, tensors)
+            entry = self._cache[key]
+        if entry is None:
+            return self.fun(*args, **kwargs)
+        graph, out_def = entry
+        try:
+            out = graph(*tensors)
+        except RuntimeError:    # the compiled graph failed where tracing worked: stay eager
+            with self._lock:
+                self._cache[key] = None
+            return self.fun(*args, **kwargs)
+        return _tree.unflatten(out_def, list(out))
+
+    def _trace(self, leaves, treedef, tensors):
+        from torch.fx.experimental.proxy_tensor import make_fx
+        positions = [i for i, a in enumerate(leaves) if isinstance(a, torch.Tensor)]
+        out_def = []
+
+        def flat_fun(*ts):
+            full = list(leaves)
+            for i, t in zip(positions, ts):
+                full[i] = t
+            args, kwargs = _tree.unflatten(treedef, full)
+            out_leaves, od = _tree.flatten(self.fun(*args, **kwargs))
+            if not all(isinstance(o, torch.Tensor) for o in out_leaves):
+                raise TypeError("jit: non-tensor output")
+            out_def.append(od)
+            return tuple(out_leaves)
+
+        # trace on copies: the same tensor passed twice (e.g. both ends of a fresh trajectory)
+        # must become two graph inputs, not one
+        copies = [t.clone() for t in tensors]
+        _state.tracing = True
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                gm = make_fx(flat_fun, tracing_mode="fake", _allow_non_fake_inputs=True)(
+                    *copies)
+                graph = self._compile(gm, [t.clone() for t in tensors])
+                # the compiled graph must run and reproduce the eager result, also on the
+                # second call (TorchScript's profiling executor optimizes after the first)
+                graph(*tensors)
+                got = graph(*tensors)
+                want = flat_fun(*tensors)
+                if not all(_same(g, w) for g, w in zip(got, want, strict=True)):
+                    return None
+        except Exception:       # not traceable (data-dependent control flow, RNG, ...)
+            return None
+        finally:
+            _state.tracing = False
+        return graph, out_def[-1]
+
+    def _compile(self, gm, tensors):
+        if self.compiler == "inductor":
+            return torch.compile(gm, dynamic=False, fullgraph=True)
+        with torch.no_grad():
+            return torch.jit.trace(gm, tuple(tensors), check_trace=False, strict=False)
+
+
+def _same(got, want) -> bool:
+    if type(got) is not torch.Tensor:   # e.g. a fake tensor leaked from tracing
+        return False
+    if got.shape != want.shape or got.dtype != want.dtype:
+        return False
+    if want.is_floating_point():
+        tol = 1e-4 if want.dtype == torch.float32 else 1e-9
+        return bool(torch.allclose(got, want, rtol=tol, atol=tol, equal_nan=True))
+    return bool(torch.equal(got, want))
+
+
+def treedef_key(treedef):
+    """A hashable stand-in for a ``_tree`` treedef."""
+    try:
+        hash(treedef)
+        return treedef
+    except TypeError:
+        return repr(treedef)
