@@ -8,8 +8,9 @@ to TorchScript (``torch.jit.trace``) or, with ``TorchBackend(compile="inductor")
 changes results: it only removes Python overhead (the model language, ``torch.func`` wrappers)
 from functions called many times, such as the batched log-density gradient inside NUTS.
 
-Calls made inside a transform (``grad``/``vmap`` wrappers, an ongoing trace) or with tensors
-that require grad run eagerly too, so the jitted function stays differentiable.
+Calls made inside a transform (``grad``/``vmap``, an ongoing trace) or with tensors that
+require grad run eagerly too, so the jitted function stays differentiable. Each function keeps
+its last ``TracedFunction.max_cache`` compiled signatures.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from __future__ import annotations
 import functools
 import threading
 import warnings
+from collections import OrderedDict
 
 import torch
 
@@ -31,52 +33,59 @@ def tracing() -> bool:
     return getattr(_state, "tracing", False)
 
 
-def _wrapped(x) -> bool:
-    """Whether ``x`` is a ``torch.func`` wrapper (under ``grad``/``vmap``) or needs autograd."""
-    return torch._C._functorch.is_functorch_wrapped_tensor(x) or (
-        x.requires_grad and torch.is_grad_enabled())
-
-
-def _signature(leaves):
-    sig = []
-    for a in leaves:
-        if isinstance(a, torch.Tensor):
-            sig.append(("T", tuple(a.shape), a.dtype, a.device))
-        else:
-            try:
-                hash(a)
-            except TypeError:
-                return None         # an unhashable non-array leaf: not cacheable, run eagerly
-            sig.append(("S", type(a), a))
-    return tuple(sig)
-
-
 class TracedFunction:
     """The callable ``TorchBackend.jit`` returns (see the module docstring)."""
+
+    #: compiled signatures kept per function (least recently used dropped first)
+    max_cache = 32
 
     def __init__(self, fun, static_argnums=(), compiler="script"):
         self.fun = fun
         self.static_argnums = tuple(static_argnums)
         self.compiler = compiler
-        self._cache = {}          # signature -> (graph, out treedef) or None (not traceable)
+        self._cache = OrderedDict()   # signature -> (graph, out treedef), or None: stay eager
         self._lock = threading.Lock()
         functools.update_wrapper(self, fun)
 
-    def __call__(self, *args, **kwargs):
-        if tracing() or self.compiler is None:
-            return self.fun(*args, **kwargs)
+    def _split(self, args, kwargs):
+        """``(tensors, key)``, or ``(None, None)`` when the call must run eagerly: inside a
+        ``torch.func`` transform, with tensors that need autograd, or unhashable leaves."""
+        if tracing() or torch._C._are_functorch_transforms_active():
+            return None, None
         leaves, treedef = _tree.flatten((args, kwargs))
-        tensors = [a for a in leaves if isinstance(a, torch.Tensor)]
-        if not tensors or any(_wrapped(t) for t in tensors):
+        grad = torch.is_grad_enabled()
+        tensors, sig = [], []
+        for a in leaves:
+            if isinstance(a, torch.Tensor):
+                if grad and a.requires_grad:
+                    return None, None
+                tensors.append(a)
+                sig.append((a.shape, a.dtype, a.device))
+            else:
+                try:
+                    hash(a)
+                except TypeError:
+                    return None, None
+                sig.append((type(a), a))
+        if not tensors:
+            return None, None
+        return tensors, (treedef_key(treedef), tuple(sig), leaves, treedef)
+
+    def __call__(self, *args, **kwargs):
+        if self.compiler is None:
             return self.fun(*args, **kwargs)
-        sig = _signature(leaves)
-        if sig is None:
+        tensors, info = self._split(args, kwargs)
+        if tensors is None:
             return self.fun(*args, **kwargs)
-        key = (treedef_key(treedef), sig)
+        key = info[:2]
         with self._lock:
-            if key not in self._cache:
-                self._cache[key] = self._trace(leaves, treedef, tensors)
-            entry = self._cache[key]
+            entry = self._cache.get(key, False)
+            if entry is False:
+                entry = self._cache[key] = self._trace(info[2], info[3], tensors)
+                if len(self._cache) > self.max_cache:
+                    self._cache.popitem(last=False)
+            else:
+                self._cache.move_to_end(key)
         if entry is None:
             return self.fun(*args, **kwargs)
         graph, out_def = entry
@@ -130,6 +139,8 @@ class TracedFunction:
     def _compile(self, gm, tensors):
         if self.compiler == "inductor":
             return torch.compile(gm, dynamic=False, fullgraph=True)
+        if self.compiler == "fx":
+            return gm
         with torch.no_grad():
             return torch.jit.trace(gm, tuple(tensors), check_trace=False, strict=False)
 

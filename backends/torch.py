@@ -63,7 +63,8 @@ class TorchBackend(Backend):
 
     * ``jit`` traces a pure array function once per input signature into a TorchScript graph
       (:mod:`ppl.backends._torch_jit`; ``PPL_TORCH_JIT=inductor`` uses ``torch.compile``
-      instead, ``PPL_TORCH_JIT=none`` turns it off); functions with data-dependent Python
+      instead, ``PPL_TORCH_JIT=fx`` runs the traced graph as Python, ``PPL_TORCH_JIT=none``
+      turns tracing off); functions with data-dependent Python
       control flow or random draws run eagerly. ``compiles = False``: loops stay Python loops.
     * ``grad``/``value_and_grad``/``vmap`` are ``torch.func``'s. Control flow is the eager
       Python loops of the base class; ``while_loop``, ``cond`` and ``fori_loop`` call
@@ -654,7 +655,7 @@ class TorchBackend(Backend):
 
     def jit(self, fun, static_argnums=()):
         mode = os.environ.get("PPL_TORCH_JIT", "script").lower()
-        if mode not in ("script", "inductor", "none"):
+        if mode not in ("script", "fx", "inductor", "none"):
             raise ValueError(f"PPL_TORCH_JIT must be 'script', 'inductor' or 'none', got "
                              f"{mode!r}.")
         return _jit.TracedFunction(fun, static_argnums, None if mode == "none" else mode)

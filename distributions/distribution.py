@@ -241,7 +241,30 @@ class Distribution:
                 f"event_shape={self.event_shape}>")
 
 
-class Independent(Distribution):
+class _Wrapper(Distribution):
+    """A distribution built on ``self.base_dist`` that keeps its support, reparametrised
+    parameters and sampling/enumeration flags (``Independent`` overrides ``support``)."""
+
+    arg_constraints: dict = {}
+
+    @property
+    def support(self):
+        return self.base_dist.support
+
+    @property
+    def reparametrized_params(self):
+        return self.base_dist.reparametrized_params
+
+    @property
+    def has_rsample(self):
+        return self.base_dist.has_rsample
+
+    @property
+    def has_enumerate_support(self):
+        return self.base_dist.has_enumerate_support
+
+
+class Independent(_Wrapper):
     """Reinterpret the ``reinterpreted_batch_ndims`` rightmost batch dims of ``base_dist`` as
     event dims: ``log_prob`` sums over them.
 
@@ -275,17 +298,6 @@ class Independent(Distribution):
     def support(self):
         return constraints.independent(self.base_dist.support, self.reinterpreted_batch_ndims)
 
-    @property
-    def reparametrized_params(self):
-        return self.base_dist.reparametrized_params
-
-    @property
-    def has_rsample(self):
-        return self.base_dist.has_rsample
-
-    @property
-    def has_enumerate_support(self):
-        return self.base_dist.has_enumerate_support
 
     @property
     def mean(self):
@@ -311,7 +323,7 @@ class Independent(Distribution):
                 f"event_shape={self.event_shape}>")
 
 
-class ExpandedDistribution(Distribution):
+class ExpandedDistribution(_Wrapper):
     """``base_dist`` broadcast to ``batch_shape``; expanded entries are independent draws."""
 
     arg_constraints: dict = {}
@@ -335,21 +347,6 @@ class ExpandedDistribution(Distribution):
                           if o == 1 and n != 1]
         super().__init__(batch_shape, base_dist.event_shape, validate_args)
 
-    @property
-    def support(self):
-        return self.base_dist.support
-
-    @property
-    def reparametrized_params(self):
-        return self.base_dist.reparametrized_params
-
-    @property
-    def has_rsample(self):
-        return self.base_dist.has_rsample
-
-    @property
-    def has_enumerate_support(self):
-        return self.base_dist.has_enumerate_support
 
     def sample(self, key, sample_shape=()):
         sample_shape = tuple(sample_shape)
@@ -389,7 +386,7 @@ class ExpandedDistribution(Distribution):
         return ops.broadcast_to(self.base_dist.entropy(), self.batch_shape)
 
 
-class MaskedDistribution(Distribution):
+class MaskedDistribution(_Wrapper):
     """``base_dist`` whose ``log_prob`` is zero where ``mask`` is False.
 
     ``mask`` is a Python bool or a boolean array broadcastable to the batch shape.
@@ -416,21 +413,6 @@ class MaskedDistribution(Distribution):
         self._mask = mask
         super().__init__(batch_shape, base_dist.event_shape, validate_args)
 
-    @property
-    def support(self):
-        return self.base_dist.support
-
-    @property
-    def reparametrized_params(self):
-        return self.base_dist.reparametrized_params
-
-    @property
-    def has_rsample(self):
-        return self.base_dist.has_rsample
-
-    @property
-    def has_enumerate_support(self):
-        return self.base_dist.has_enumerate_support
 
     def sample(self, key, sample_shape=()):
         return self.base_dist.expand(self.batch_shape).sample(key, sample_shape)

@@ -221,7 +221,8 @@ def _merge(tree: _Tree, sub: _Subtree) -> _Tree:
     rho = tree.rho + sub.rho
     # criterion on the merged trajectory, plus Stan's checks across the merge (the first
     # leaf of the subtree is in checkpoint slot d)
-    first = sub.ckpt[:, tree.d]
+    first = ops.sum(ops.where(ops.reshape(ops.arange(ops.shape(sub.ckpt)[1]) == tree.d,
+                                          (1, -1, 1, 1)), sub.ckpt, 0.0), axis=1)
     ok = (_no_uturn(far_ps, sub.leaf_ps, rho)
           & _no_uturn(far_ps, first[:, _PS], tree.rho + first[:, _P])
           & _no_uturn(start_ps, sub.leaf_ps, sub.rho + start.momentum))
