@@ -57,6 +57,12 @@ def load(name: str, dtype: str = "float32", device: str | None = None) -> Backen
     if key in _CACHE:
         return _CACHE[key]
     entry = BACKENDS[name]
+    if importlib.util.find_spec(entry.module) is None:
+        raise ImportError(
+            f"The {name!r} backend has no adapter in this version of ppl yet "
+            f"({entry.module} is missing); installed backends: "
+            f"{[n for n in BACKENDS if installed(n)]}."
+        )
     if not installed(name):
         hint = f'pip install "ppl[{entry.extra}]"' if entry.extra else "pip install ppl"
         raise ImportError(

@@ -27,7 +27,8 @@ from pathlib import Path
 
 import numpy as np
 
-EIGHT_SCHOOLS = Path("/work/shared/posteriordb/eight_schools-eight_schools_noncentered")
+EIGHT_SCHOOLS = (Path(__file__).resolve().parents[2] / "shared" / "posteriordb"
+                 / "eight_schools-eight_schools_noncentered")
 
 
 # ------------------------------------------------------------------------------ data

@@ -243,7 +243,8 @@ class Distribution:
 
 class _Wrapper(Distribution):
     """A distribution built on ``self.base_dist`` that keeps its support, reparametrised
-    parameters and sampling/enumeration flags (``Independent`` overrides ``support``)."""
+    parameters and sampling/enumeration flags (``Independent`` and ``TransformedDistribution``
+    override ``support``)."""
 
     arg_constraints: dict = {}
 

@@ -15,14 +15,14 @@
 from __future__ import annotations
 
 from ppl.distributions import constraints
-from ppl.distributions.distribution import Distribution, validate_sample
+from ppl.distributions.distribution import Distribution, _Wrapper, validate_sample
 from ppl.distributions.transforms import ComposeTransform, Transform
 from ppl.distributions.util import as_float, sum_rightmost
 
 __all__ = ["TransformedDistribution"]
 
 
-class TransformedDistribution(Distribution):
+class TransformedDistribution(_Wrapper):
     """The distribution of ``transforms[-1](... transforms[0](x))`` for ``x ~ base_distribution``.
 
     Parameters
@@ -71,12 +71,8 @@ class TransformedDistribution(Distribution):
         return constraints.independent(codomain, extra) if extra > 0 else codomain
 
     @property
-    def reparametrized_params(self):
-        return self.base_dist.reparametrized_params
-
-    @property
-    def has_rsample(self):
-        return self.base_dist.has_rsample
+    def has_enumerate_support(self):
+        return False
 
     def sample(self, key, sample_shape=()):
         x = self.base_dist.sample(key, sample_shape)

@@ -373,35 +373,38 @@ class MCMC:
         pieces, interrupted = [], False
         divergences = {"warmup": 0, "sample": 0}
         try:
-            for phase, lo, hi in (("warmup", 0, W), ("sample", W, total)):
-                if own_bar and bar is not None and hi > lo:
-                    bar.set_description(f"{phase} [{label}]")
-                    bar.set_postfix({"divergences": 0}, refresh=False)
-                for s in range(lo, hi, K):
-                    idx = np.arange(s, s + K)
-                    active = idx < hi
-                    f = flags[:, np.minimum(idx, total - 1)] & active
-                    xs = (ops.asarray(idx), ops.asarray(active)) + tuple(
-                        ops.asarray(f[j]) for j in range(1, 6))
-                    carry, ys = chunk_fn(carry, xs, run_key)
-                    ys = _tree.map(lambda a: np.asarray(ops.to_numpy(a)), ys)
-                    if compiled is not None:
-                        compiled.set()
-                    n_act = int(active.sum())
-                    ys = _tree.map(lambda a, n=n_act: a[:n], ys)
-                    divergences[phase] += int(ys[2].diverging.sum())
-                    if phase == "sample":
-                        pieces.append(ys)
-                    if bar is not None:
-                        post = {"step_size": f"{float(np.mean(ys[3][-1])):.3g}",
-                                "divergences": divergences[phase]}
-                        if lock is not None:
-                            with lock:
+            # a divergent trajectory overflows to inf/NaN by design: it is counted (diverging,
+            # the progress bar) and gets weight 0, so NumPy's floating-point warnings are noise
+            with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
+                for phase, lo, hi in (("warmup", 0, W), ("sample", W, total)):
+                    if own_bar and bar is not None and hi > lo:
+                        bar.set_description(f"{phase} [{label}]")
+                        bar.set_postfix({"divergences": 0}, refresh=False)
+                    for s in range(lo, hi, K):
+                        idx = np.arange(s, s + K)
+                        active = idx < hi
+                        f = flags[:, np.minimum(idx, total - 1)] & active
+                        xs = (ops.asarray(idx), ops.asarray(active)) + tuple(
+                            ops.asarray(f[j]) for j in range(1, 6))
+                        carry, ys = chunk_fn(carry, xs, run_key)
+                        ys = _tree.map(lambda a: np.asarray(ops.to_numpy(a)), ys)
+                        if compiled is not None:
+                            compiled.set()
+                        n_act = int(active.sum())
+                        ys = _tree.map(lambda a, n=n_act: a[:n], ys)
+                        divergences[phase] += int(ys[2].diverging.sum())
+                        if phase == "sample":
+                            pieces.append(ys)
+                        if bar is not None:
+                            post = {"step_size": f"{float(np.mean(ys[3][-1])):.3g}",
+                                    "divergences": divergences[phase]}
+                            if lock is not None:
+                                with lock:
+                                    bar.update(n_act)
+                                    bar.set_postfix(post, refresh=False)
+                            else:
                                 bar.update(n_act)
                                 bar.set_postfix(post, refresh=False)
-                        else:
-                            bar.update(n_act)
-                            bar.set_postfix(post, refresh=False)
         except KeyboardInterrupt:
             interrupted = True
             warnings.warn("MCMC interrupted: keeping the draws made so far.", stacklevel=3)

@@ -121,17 +121,23 @@ def test_bad_dtype():
 
 
 def test_not_installed_names_pip_extra(monkeypatch):
-    name = "tensorflow"
-    if registry.installed(name):
-        name = OTHER if OTHER != "numpy" else "jax"
-        monkeypatch.setattr(registry, "installed", lambda n: n != name)
-        registry._CACHE.clear()  # noqa: SLF001 - force a fresh load
+    name = "torch"      # an adapter that exists; pretend its framework is not installed
+    monkeypatch.setattr(registry, "installed", lambda n: n != name)
+    monkeypatch.setattr(registry, "_CACHE", {})
     with pytest.raises(ImportError) as info:
         with ppl.use_backend(name):
             pass
     msg = str(info.value)
-    extra = registry.BACKENDS[name].extra
-    assert f"ppl[{extra}]" in msg and "pip install" in msg
+    assert "ppl[torch]" in msg and "pip install" in msg
+
+
+def test_backend_without_adapter_says_so(monkeypatch):
+    entry = registry.BACKENDS["jax"]
+    monkeypatch.setitem(registry.BACKENDS, "jax", entry._replace(module="ppl.backends._nope"))
+    monkeypatch.setattr(registry, "_CACHE", {})
+    with pytest.raises(ImportError, match="no adapter") as info:
+        ppl.set_backend("jax")
+    assert "pip install" not in str(info.value)
 
 
 def test_namespaces():

@@ -3,6 +3,7 @@ Beta-Binomial (support (0, 1)), Gamma-Poisson (positive support), and eight scho
 (non-centred) against the posteriordb reference draws."""
 
 import json
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -14,7 +15,10 @@ import ppl.distributions as dist
 from ppl import ops
 from ppl.inference import MCMC, NUTS
 
-POSTERIORDB = Path("/work/shared/posteriordb/eight_schools-eight_schools_noncentered")
+# shared/posteriordb beside the clone (or $PPL_POSTERIORDB): found by the examples' helper
+POSTERIORDB = Path(__file__).resolve().parents[2] / "examples" / "posteriordb"
+sys.path.insert(0, str(POSTERIORDB))
+from _posteriordb import data_dir  # noqa: E402
 
 
 def beta_binomial(n, y=None):
@@ -66,8 +70,9 @@ def test_conjugate_posterior(backend, case):
 
 
 def _eight_schools_check(backend_name):
-    data = json.loads((POSTERIORDB / "data.json").read_text())
-    ref = json.loads((POSTERIORDB / "reference.json").read_text())
+    folder = data_dir("eight_schools-eight_schools_noncentered")
+    data = json.loads((folder / "data.json").read_text())
+    ref = json.loads((folder / "reference.json").read_text())
     y, sigma = ops.asarray(data["y"]), ops.asarray(data["sigma"])
     mcmc = MCMC(NUTS(eight_schools), num_warmup=1000, num_samples=1000, num_chains=4,
                 progress_bar=False)
