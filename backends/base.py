@@ -27,6 +27,7 @@ conformance suite ``tests/backends`` on it.
 
 from __future__ import annotations
 
+import contextlib
 import math
 
 import numpy as np
@@ -426,6 +427,11 @@ class Backend:
     def device_count(self) -> int:
         """How many devices ``pmap`` can spread a leading axis over (1 where it cannot)."""
         return 1
+
+    def sampling_scope(self):
+        """A context manager that samplers hold while they run: backend settings that suit
+        many calls of small array functions (default: none)."""
+        return contextlib.nullcontext()
 
     def pmap(self, fun, in_axes=0, out_axes=0):
         """``jax.pmap``: map ``fun`` over a leading axis, one slice per device. The default

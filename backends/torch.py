@@ -8,6 +8,7 @@ fresh ``torch.Generator`` from the key, so no global random state is read or wri
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import math
 import os
@@ -656,9 +657,32 @@ class TorchBackend(Backend):
     def jit(self, fun, static_argnums=()):
         mode = os.environ.get("PPL_TORCH_JIT", "script").lower()
         if mode not in ("script", "fx", "inductor", "none"):
-            raise ValueError(f"PPL_TORCH_JIT must be 'script', 'inductor' or 'none', got "
-                             f"{mode!r}.")
+            raise ValueError(f"PPL_TORCH_JIT must be 'script', 'fx', 'inductor' or 'none', "
+                             f"got {mode!r}.")
         return _jit.TracedFunction(fun, static_argnums, None if mode == "none" else mode)
+
+    @contextlib.contextmanager
+    def sampling_scope(self):
+        """Intra-op threads ``PPL_TORCH_NUM_THREADS`` (default 1) while a sampler runs.
+
+        A sampler makes hundreds of thousands of calls on small tensors; on those torch's
+        thread pool costs more than it gives (a GP's ``tril`` took 60 us with two threads and
+        2 us with one, and much longer when other processes hold the cores). The setting is
+        process-wide and restored on exit.
+        """
+        raw = os.environ.get("PPL_TORCH_NUM_THREADS", "1")
+        try:
+            wanted = int(raw)
+        except ValueError:
+            wanted = 0
+        if wanted < 1:
+            raise ValueError(f"PPL_TORCH_NUM_THREADS must be a positive integer, got {raw!r}.")
+        before = torch.get_num_threads()
+        torch.set_num_threads(wanted)
+        try:
+            yield
+        finally:
+            torch.set_num_threads(before)
 
     # ------------------------------------------------------------------ random
     def _sample_dt(self, dtype, *params):

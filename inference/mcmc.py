@@ -232,6 +232,11 @@ class MCMC:
         self.post_warmup_state = self.last_state
 
     def _run(self, rng_key, args, kwargs, init_params, extra_fields, num_samples):
+        # backend settings for many small calls (torch: one intra-op thread)
+        with ppl.get_backend().sampling_scope():
+            self._run_in_scope(rng_key, args, kwargs, init_params, extra_fields, num_samples)
+
+    def _run_in_scope(self, rng_key, args, kwargs, init_params, extra_fields, num_samples):
         for name in extra_fields:
             if name not in _STATS:
                 raise ValueError(f"extra_fields: unknown field {name!r}; available: {_STATS}.")

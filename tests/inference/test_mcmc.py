@@ -293,3 +293,37 @@ def test_non_finite_start_is_reported(backend):
     mcmc = _small(NUTS(potential_fn=lambda z: ops.sum(ops.log(z))))
     with pytest.raises(ValueError, match="not finite"):
         mcmc.run(0, init_params=ops.asarray([[1.0, -1.0], [1.0, 1.0]]))
+
+
+@pytest.mark.backends("torch")
+@pytest.mark.dtypes("float64")
+@pytest.mark.parametrize("env, threads", [(None, 1), ("2", 2)])
+def test_torch_samples_with_few_intra_op_threads(backend, monkeypatch, env, threads):
+    import torch
+    if env is None:
+        monkeypatch.delenv("PPL_TORCH_NUM_THREADS", raising=False)
+    else:
+        monkeypatch.setenv("PPL_TORCH_NUM_THREADS", env)
+    seen = []
+
+    def potential(z):
+        seen.append(torch.get_num_threads())
+        return _std_normal(z)
+
+    before = torch.get_num_threads()
+    torch.set_num_threads(3)
+    try:
+        _small(NUTS(potential_fn=potential), num_warmup=5, num_samples=5).run(
+            0, init_params=ops.zeros((2, 2)))
+        assert torch.get_num_threads() == 3          # restored after the run
+    finally:
+        torch.set_num_threads(before)
+    assert seen and set(seen) == {threads}
+
+
+@pytest.mark.backends("torch")
+@pytest.mark.dtypes("float64")
+def test_torch_bad_thread_count(backend, monkeypatch):
+    monkeypatch.setenv("PPL_TORCH_NUM_THREADS", "many")
+    with pytest.raises(ValueError, match="PPL_TORCH_NUM_THREADS"):
+        _small(NUTS(potential_fn=_std_normal)).run(0, init_params=ops.zeros((2, 2)))
