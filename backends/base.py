@@ -603,9 +603,12 @@ def _public_methods(names):
     return tuple(n for n in names if not n.startswith("_"))
 
 
+#: Backend methods that are settings for library code, not array ops (no ``ppl.ops`` name)
+NOT_OPS = frozenset({"sampling_scope"})
 #: ops reachable as ``ppl.ops.<name>``
 OPS: tuple[str, ...] = _public_methods(
-    n for n, v in vars(Backend).items() if callable(v) and not n.startswith("random_")
+    n for n, v in vars(Backend).items()
+    if callable(v) and not n.startswith("random_") and n not in NOT_OPS
 )
 #: ``ppl.ops.linalg.<name>`` (Array API's linalg extension plus cho_solve / logdet)
 LINALG_OPS = ("cholesky", "solve_triangular", "cho_solve", "logdet", "solve", "inv", "slogdet",

@@ -296,3 +296,15 @@ def test_jit_same_array_passed_twice(backend, dtype):
     x, y = ops.asarray(X), ops.asarray(X[::-1] + 1.0)
     assert_close(jf(x, x)["d"], -_r(X, dtype))
     assert_close(jf(x, y)["d"], _r(X, dtype) - 2.0 * _r(X[::-1] + 1.0, dtype))
+
+
+def test_sampling_scope_is_a_reentrant_context(backend):
+    """Every backend's ``sampling_scope()`` can be held (twice, nested) around array work and
+    leaves the backend as it was; it is a setting, not a ``ppl.ops`` name."""
+    x = ops.asarray([1.0, 2.0])
+    with backend.sampling_scope():
+        with backend.sampling_scope():
+            y = ops.sum(x * x)
+    assert float(ops.to_numpy(y)) == 5.0
+    assert float(ops.to_numpy(ops.sum(x))) == 3.0
+    assert not hasattr(ops, "sampling_scope")
