@@ -48,8 +48,10 @@ class TracedFunction:
         functools.update_wrapper(self, fun)
 
     def _split(self, args, kwargs):
-        """``(tensors, key)``, or ``(None, None)`` when the call must run eagerly: inside a
-        ``torch.func`` transform, with tensors that need autograd, or unhashable leaves."""
+        """``(tensors, (treedef key, signature, leaves, treedef))``; the first two items of the
+        second part are the cache key. ``(None, None)`` when the call must run eagerly: inside
+        a ``torch.func`` transform or a trace, with tensors that need autograd, no tensors, or
+        unhashable leaves."""
         if tracing() or torch._C._are_functorch_transforms_active():
             return None, None
         leaves, treedef = _tree.flatten((args, kwargs))
