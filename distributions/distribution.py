@@ -246,8 +246,6 @@ class _Wrapper(Distribution):
     parameters and sampling/enumeration flags (``Independent`` and ``TransformedDistribution``
     override ``support``)."""
 
-    arg_constraints: dict = {}
-
     @property
     def support(self):
         return self.base_dist.support
@@ -299,7 +297,6 @@ class Independent(_Wrapper):
     def support(self):
         return constraints.independent(self.base_dist.support, self.reinterpreted_batch_ndims)
 
-
     @property
     def mean(self):
         return self.base_dist.mean
@@ -347,7 +344,6 @@ class ExpandedDistribution(_Wrapper):
         self._interior = [(i, n) for i, (o, n) in enumerate(zip(old, batch_shape[offset:]))
                           if o == 1 and n != 1]
         super().__init__(batch_shape, base_dist.event_shape, validate_args)
-
 
     def sample(self, key, sample_shape=()):
         sample_shape = tuple(sample_shape)
@@ -413,7 +409,6 @@ class MaskedDistribution(_Wrapper):
         self.base_dist = base_dist
         self._mask = mask
         super().__init__(batch_shape, base_dist.event_shape, validate_args)
-
 
     def sample(self, key, sample_shape=()):
         return self.base_dist.expand(self.batch_shape).sample(key, sample_shape)

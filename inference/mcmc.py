@@ -19,6 +19,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import contextvars
 import threading
 import warnings
@@ -403,11 +404,7 @@ class MCMC:
                         if bar is not None:
                             post = {"step_size": f"{float(np.mean(ys[3][-1])):.3g}",
                                     "divergences": divergences[phase]}
-                            if lock is not None:
-                                with lock:
-                                    bar.update(n_act)
-                                    bar.set_postfix(post, refresh=False)
-                            else:
+                            with lock if lock is not None else contextlib.nullcontext():
                                 bar.update(n_act)
                                 bar.set_postfix(post, refresh=False)
         except KeyboardInterrupt:

@@ -15,9 +15,9 @@ import ppl.distributions as dist
 from ppl import ops
 from ppl.inference import MCMC, NUTS
 
-# shared/posteriordb beside the clone (or $PPL_POSTERIORDB): found by the examples' helper
-POSTERIORDB = Path(__file__).resolve().parents[2] / "examples" / "posteriordb"
-sys.path.insert(0, str(POSTERIORDB))
+# the posteriordb folder (shared/ beside the clone, or $PPL_POSTERIORDB) is found by the helper
+# of examples/posteriordb
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "examples" / "posteriordb"))
 from _posteriordb import data_dir  # noqa: E402
 
 
