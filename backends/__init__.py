@@ -13,7 +13,7 @@ from typing import NamedTuple
 from ppl.backends.base import LINALG_OPS, NN_OPS, OPS, RANDOM_OPS, Backend
 
 __all__ = ["Backend", "BACKENDS", "OPS", "LINALG_OPS", "NN_OPS", "RANDOM_OPS",
-           "installed", "load"]
+           "installed", "load", "loaded", "owner"]
 
 
 class _Entry(NamedTuple):
@@ -73,3 +73,20 @@ def load(name: str, dtype: str = "float32", device: str | None = None) -> Backen
     backend = getattr(module, entry.cls)(dtype=dtype, device=device)
     _CACHE[key] = backend
     return backend
+
+
+def loaded() -> list[Backend]:
+    """The backend instances created so far in this process."""
+    return list(_CACHE.values())
+
+
+def owner(x) -> Backend | None:
+    """A loaded backend whose array type ``x`` is, or ``None`` (NumPy data, Python values, or
+    arrays of a framework no backend has been loaded for)."""
+    for backend in _CACHE.values():
+        try:
+            if backend.is_array(x):
+                return backend
+        except Exception:  # noqa: BLE001 - a backend that cannot even test the type: skip it
+            continue
+    return None

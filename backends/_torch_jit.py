@@ -22,7 +22,7 @@ from collections import OrderedDict
 
 import torch
 
-from ppl.backends import _tree
+from ppl.backends import tree
 
 _state = threading.local()
 
@@ -54,7 +54,7 @@ class TracedFunction:
         unhashable leaves."""
         if tracing() or torch._C._are_functorch_transforms_active():
             return None, None
-        leaves, treedef = _tree.flatten((args, kwargs))
+        leaves, treedef = tree.flatten((args, kwargs))
         grad = torch.is_grad_enabled()
         tensors, sig = [], []
         for a in leaves:
@@ -97,7 +97,7 @@ class TracedFunction:
             with self._lock:
                 self._cache[key] = None
             return self.fun(*args, **kwargs)
-        return _tree.unflatten(out_def, list(out))
+        return tree.unflatten(out_def, list(out))
 
     def _trace(self, leaves, treedef, tensors):
         from torch.fx.experimental.proxy_tensor import make_fx
@@ -108,8 +108,8 @@ class TracedFunction:
             full = list(leaves)
             for i, t in zip(positions, ts):
                 full[i] = t
-            args, kwargs = _tree.unflatten(treedef, full)
-            out_leaves, od = _tree.flatten(self.fun(*args, **kwargs))
+            args, kwargs = tree.unflatten(treedef, full)
+            out_leaves, od = tree.flatten(self.fun(*args, **kwargs))
             if not all(isinstance(o, torch.Tensor) for o in out_leaves):
                 raise TypeError("jit: non-tensor output")
             out_def.append(od)
@@ -159,7 +159,7 @@ def _same(got, want) -> bool:
 
 
 def treedef_key(treedef):
-    """A hashable stand-in for a ``_tree`` treedef."""
+    """A hashable stand-in for a ``tree`` treedef."""
     try:
         hash(treedef)
         return treedef

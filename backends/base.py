@@ -32,7 +32,7 @@ import math
 
 import numpy as np
 
-from ppl.backends import _tree
+from ppl.backends import tree
 
 __all__ = ["Backend", "OPS", "LINALG_OPS", "NN_OPS", "RANDOM_OPS"]
 
@@ -458,20 +458,20 @@ class Backend:
                 raise ValueError("ops.scan: pass xs or length.")
             n = int(length)
         else:
-            leaves = _tree.leaves(xs)
+            leaves = tree.leaves(xs)
             n = int(self.shape(leaves[0])[0]) if leaves else int(length)
         carry = init
         ys = []
         order = range(n - 1, -1, -1) if reverse else range(n)
         for i in order:
-            x = None if xs is None else _tree.map(lambda a, i=i: a[i], xs)
+            x = None if xs is None else tree.map(lambda a, i=i: a[i], xs)
             carry, y = f(carry, x)
             ys.append(y)
         if reverse:
             ys.reverse()
         if not ys or ys[0] is None:
             return carry, None
-        return carry, _tree.map(lambda *a: self.stack(a, axis=0), *ys)
+        return carry, tree.map(lambda *a: self.stack(a, axis=0), *ys)
 
     def cond(self, pred, true_fun, false_fun, *operands):
         return true_fun(*operands) if bool(pred) else false_fun(*operands)

@@ -18,7 +18,7 @@ from autograd.extend import vspace
 from autograd.tracer import Box, getval
 
 from ppl.backends import _autograd_prims as prims
-from ppl.backends import _tree
+from ppl.backends import tree
 from ppl.backends.base import Backend
 
 __all__ = ["NumpyBackend"]
@@ -28,8 +28,8 @@ def _axis(axis):
     return tuple(axis) if isinstance(axis, list) else axis
 
 
-def _unbox_tree(tree):
-    return _tree.map(getval, tree)
+def _unbox_tree(t):
+    return tree.map(getval, t)
 
 
 class NumpyBackend(Backend):
@@ -384,7 +384,7 @@ class NumpyBackend(Backend):
                     f"ppl.ops.vmap: in_axes has {len(axes)} entries for {len(args)} arguments."
                 )
             sizes = {anp.shape(leaf)[ax] for a, ax in zip(args, axes) if ax is not None
-                     for leaf in _tree.leaves(a)}
+                     for leaf in tree.leaves(a)}
             if len(sizes) != 1:
                 raise ValueError(
                     f"ppl.ops.vmap: mapped axes must have one common size, got {sorted(sizes)}."
@@ -392,11 +392,11 @@ class NumpyBackend(Backend):
             (n,) = sizes
             outs = []
             for i in range(n):
-                call = [a if ax is None else _tree.map(
+                call = [a if ax is None else tree.map(
                     lambda x, ax=ax, i=i: anp.take(x, i, axis=ax), a)
                     for a, ax in zip(args, axes)]
                 outs.append(fun(*call))
-            return _tree.map(lambda *ys: anp.stack(ys, axis=out_axes), *outs)
+            return tree.map(lambda *ys: anp.stack(ys, axis=out_axes), *outs)
 
         return wrapped
 

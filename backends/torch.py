@@ -19,7 +19,7 @@ import torch.nn.functional as F
 
 from ppl.backends import _torch_jit as _jit
 from ppl.backends import _torch_random as _rnd
-from ppl.backends import _tree
+from ppl.backends import tree
 from ppl.backends._torch_special import betainc as _betainc
 from ppl.backends.base import Backend
 
@@ -612,7 +612,7 @@ class TorchBackend(Backend):
         args = list(args)
         for i in nums:
             if not isinstance(args[i], _Tensor):
-                args[i] = _tree.map(self._float_leaf, args[i])
+                args[i] = tree.map(self._float_leaf, args[i])
         return args
 
     def grad(self, fun, argnums=0, has_aux=False):
@@ -646,7 +646,7 @@ class TorchBackend(Backend):
 
         @functools.wraps(fun)
         def vmapped(*args, **kwargs):
-            args = [a if isinstance(a, _Tensor) else _tree.map(conv, a) for a in args]
+            args = [a if isinstance(a, _Tensor) else tree.map(conv, a) for a in args]
             return vf(*args, **kwargs)
 
         return vmapped

@@ -11,7 +11,7 @@ import warnings
 
 import numpy as np
 
-from ppl.diagnostics import _to_numpy
+from ppl import ops
 
 __all__ = ["to_inference_data", "SAMPLE_STATS_NAMES"]
 
@@ -43,7 +43,7 @@ def _import_arviz():
 
 
 def _grouped(name: str, value, group_by_chain: bool, what: str) -> np.ndarray:
-    arr = _to_numpy(value)
+    arr = ops.to_numpy(value)
     if not group_by_chain:
         arr = arr[None]
     if arr.ndim < 2:
@@ -59,7 +59,7 @@ def _sample_stats(extra_fields: dict, group_by_chain: bool, chains_draws: tuple)
     for key, value in extra_fields.items():
         if isinstance(value, (dict, tuple, list)) or value is None:
             continue
-        arr = _to_numpy(value)
+        arr = ops.to_numpy(value)
         if arr.ndim == 0 or arr.shape == chains_draws[:1]:
             # one value per run or per chain (e.g. the adapted step size): repeat per draw
             arr = np.broadcast_to(np.reshape(arr, (-1, 1)), chains_draws)
@@ -130,7 +130,7 @@ def to_inference_data(samples: dict, extra_fields: dict | None = None, observed:
     if extra_fields:
         groups["sample_stats"] = _sample_stats(extra_fields, group_by_chain, shapes.pop())
     if observed:
-        groups["observed_data"] = {k: _to_numpy(v) for k, v in observed.items() if v is not None}
+        groups["observed_data"] = {k: ops.to_numpy(v) for k, v in observed.items() if v is not None}
     params = inspect.signature(arviz.from_dict).parameters
     if "posterior" in params and "sample_stats" in params:   # arviz < 1.0: one keyword per group
         return arviz.from_dict(**groups, coords=coords, dims=dims)

@@ -30,7 +30,7 @@ import numpy as np
 
 import ppl
 from ppl import ops
-from ppl.backends import _tree
+from ppl.backends import tree
 from ppl.inference import adaptation as adapt_mod
 from ppl.inference import hmc
 from ppl.inference.adaptation import AdaptState
@@ -79,15 +79,6 @@ class _Result(NamedTuple):
     interrupted: bool
 
 
-def _as_key(rng_key):
-    if isinstance(rng_key, (bool, float)) or rng_key is None:
-        raise TypeError(
-            f"rng_key must be an int seed or a key from ppl.random.key(...), got {rng_key!r}.")
-    if isinstance(rng_key, (int, np.integer)):
-        return ppl.random.key(int(rng_key))
-    return rng_key
-
-
 def _check_int(name, value, minimum):
     if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < minimum:
         raise ValueError(f"{name} must be an int >= {minimum}, got {value!r}.")
@@ -95,7 +86,7 @@ def _check_int(name, value, minimum):
 
 
 def _concat_chains(parts):
-    return _tree.map(lambda *xs: ops.concat(list(xs), axis=0), *parts)
+    return tree.map(lambda *xs: ops.concat(list(xs), axis=0), *parts)
 
 
 def _make_chunk_fn(kernel, kernel_fn, vg, num_chains, dtype):
@@ -241,7 +232,7 @@ class MCMC:
         for name in extra_fields:
             if name not in _STATS:
                 raise ValueError(f"extra_fields: unknown field {name!r}; available: {_STATS}.")
-        key = _as_key(rng_key)
+        key = ppl.random.as_key(rng_key)
         k_init, k_run = ppl.random.split(key, 2)
         C = self.num_chains
         setup = self.kernel.setup(k_init, args, kwargs, init_params, C)
@@ -291,7 +282,7 @@ class MCMC:
     def _run_per_chain(self, carry, k_run, vg, dtype, num_warmup, num_samples, method):
         C = self.num_chains
         chunk_fn = _make_chunk_fn(self.kernel, self.kernel.build_kernel(), vg, 1, dtype)
-        carries = [_tree.map(lambda a, c=c: a[c:c + 1], carry) for c in range(C)]
+        carries = [tree.map(lambda a, c=c: a[c:c + 1], carry) for c in range(C)]
         keys = [ppl.random.fold_in(k_run, c) for c in range(C)]
         if method == "parallel" and ppl.get_backend().compiles and ops.device_count() >= C:
             return self._run_on_devices(chunk_fn, carry, keys, num_warmup, num_samples)
@@ -329,14 +320,14 @@ class MCMC:
         ``ops.pmap`` of the one-chain chunk, so chain ``c`` runs on device ``c`` and draws what
         it draws with ``"sequential"``."""
         def one_chain(c, xs, key):
-            c, ys = chunk_fn(_tree.map(lambda a: a[None], c), xs, key)
-            return _tree.map(lambda a: a[0], c), _tree.map(lambda a: a[:, 0], ys)
+            c, ys = chunk_fn(tree.map(lambda a: a[None], c), xs, key)
+            return tree.map(lambda a: a[0], c), tree.map(lambda a: a[:, 0], ys)
 
         mapped = ops.pmap(one_chain, in_axes=(0, None, 0))
 
         def chunk(c, xs, key):
             c, ys = mapped(c, xs, key)                       # ys: (C, K, ...)
-            return c, _tree.map(lambda a: ops.moveaxis(a, 0, 1), ys)
+            return c, tree.map(lambda a: ops.moveaxis(a, 0, 1), ys)
 
         C = self.num_chains
         return self._run_batch(chunk, carry, ops.stack(keys), num_warmup, num_samples,
@@ -393,11 +384,11 @@ class MCMC:
                         xs = (ops.asarray(idx), ops.asarray(active)) + tuple(
                             ops.asarray(f[j]) for j in range(1, 6))
                         carry, ys = chunk_fn(carry, xs, run_key)
-                        ys = _tree.map(lambda a: np.asarray(ops.to_numpy(a)), ys)
+                        ys = tree.map(lambda a: np.asarray(ops.to_numpy(a)), ys)
                         if compiled is not None:
                             compiled.set()
                         n_act = int(active.sum())
-                        ys = _tree.map(lambda a, n=n_act: a[:n], ys)
+                        ys = tree.map(lambda a, n=n_act: a[:n], ys)
                         divergences[phase] += int(ys[2].diverging.sum())
                         if phase == "sample":
                             pieces.append(ys)
@@ -462,7 +453,7 @@ class MCMC:
                 out = ops.jit(ops.vmap(self._postprocess))(ops.asarray(flat, dtype))
                 self._samples = {k: ops.reshape(v, (C, N) + tuple(ops.shape(v))[1:])
                                  for k, v in out.items()}
-        return _tree.map(lambda v: v if group_by_chain else
+        return tree.map(lambda v: v if group_by_chain else
                          ops.reshape(v, (-1,) + tuple(ops.shape(v))[2:]), self._samples)
 
     def get_extra_fields(self, group_by_chain: bool = False) -> dict:

@@ -15,7 +15,7 @@ from collections.abc import Callable, Mapping, Sequence
 
 from ppl import ops
 from ppl import random as _random
-from ppl.backends import _tree
+from ppl.backends import tree
 from ppl.handlers import seed, substitute, trace
 from ppl.primitives import _Unit
 
@@ -136,13 +136,7 @@ class Predictive:
         dict
             ``{site: array of shape (num_samples, ...)}``.
         """
-        if isinstance(rng_key, (int,)) and not isinstance(rng_key, bool):
-            rng_key = _random.key(rng_key)
-        elif rng_key is None or isinstance(rng_key, (bool, float)):
-            raise TypeError(
-                f"Predictive: the first argument must be an int seed or a key from "
-                f"ppl.random.key(...), got {rng_key!r}."
-            )
+        rng_key = _random.as_key(rng_key, "Predictive: the first argument (rng_key)")
         samples = {k: v if ops.is_array(v) else ops.asarray(v)
                    for k, v in (self.posterior_samples or {}).items()}
         keys = _random.split(rng_key, self.num_samples)
@@ -151,6 +145,6 @@ class Predictive:
             return ops.jit(ops.vmap(run))(keys, samples)
         except Exception:  # noqa: BLE001 - backends that cannot vectorise draws: loop instead
             pass
-        outs = [run(keys[i], _tree.map(lambda v, i=i: v[i], samples))
+        outs = [run(keys[i], tree.map(lambda v, i=i: v[i], samples))
                 for i in range(self.num_samples)]
         return {name: ops.stack([o[name] for o in outs], axis=0) for name in outs[0]}

@@ -241,16 +241,6 @@ class ModelInfo(NamedTuple):
     layout: ParamLayout
 
 
-def _as_key(rng_key):
-    if isinstance(rng_key, (bool, float)) or rng_key is None:
-        raise TypeError(
-            f"rng_key must be an int seed or a key from ppl.random.key(...), got {rng_key!r}."
-        )
-    if isinstance(rng_key, (int, np.integer)):
-        return _random.key(int(rng_key))
-    return rng_key
-
-
 def _latent_sites(model_trace):
     return [(name, site) for name, site in model_trace.items()
             if site["type"] == "sample" and not site["is_observed"]]
@@ -395,7 +385,7 @@ def initialize_model(rng_key, model, model_args=(), model_kwargs=None, *,
             "init_strategy must be an initialisation strategy such as init_to_uniform(), "
             f"init_to_median() or init_to_value(values=...), got {init_strategy!r}."
         )
-    key = _as_key(rng_key)
+    key = _random.as_key(rng_key)
 
     def init_trace(k):
         return trace(substitute(seed(model, rng_seed=k), substitute_fn=init_strategy)) \

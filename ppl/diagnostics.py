@@ -22,6 +22,8 @@ import functools
 
 import numpy as np
 
+from ppl import ops
+
 __all__ = [
     "autocorrelation",
     "effective_sample_size",
@@ -45,29 +47,9 @@ def _array_stats():
     return array_stats
 
 
-def _to_numpy(x) -> np.ndarray:
-    """``x`` as a NumPy array: backend arrays of the active (or any loaded) backend are converted
-    with that backend's ``to_numpy``; everything else goes through ``np.asarray``."""
-    if isinstance(x, np.ndarray):
-        return x
-    if isinstance(x, (int, float, bool, complex, np.generic, list, tuple)):
-        return np.asarray(x)
-    from ppl import _dispatch
-    from ppl import backends as _backends
-
-    candidates = [_dispatch.active()] + list(_backends._CACHE.values())
-    for backend in candidates:
-        try:
-            if backend.is_array(x):
-                return np.asarray(backend.to_numpy(x))
-        except Exception:  # noqa: BLE001 - a backend that cannot even test the type: skip it
-            continue
-    return np.asarray(x)
-
-
 def _chain_draw_array(x, name="x") -> np.ndarray:
     """Validate ``x`` as a ``(chains, draws, ...)`` float array."""
-    arr = _to_numpy(x)
+    arr = ops.to_numpy(x)
     if arr.ndim < 2:
         raise ValueError(
             f"{name} must have shape (chains, draws, ...), got shape {arr.shape}. "
@@ -196,7 +178,7 @@ def autocorrelation(x, *, axis: int = 0) -> np.ndarray:
     >>> float(autocorrelation(np.random.default_rng(4).normal(size=100))[0])
     1.0
     """
-    arr = _to_numpy(x).astype(np.float64)
+    arr = ops.to_numpy(x).astype(np.float64)
     out = _array_stats().autocorr(np.moveaxis(arr, axis, -1), axis=-1)
     return np.moveaxis(np.asarray(out), -1, axis)
 
@@ -231,7 +213,7 @@ def hpdi(x, prob: float = 0.9, axis: int = 0) -> np.ndarray:
     """
     if not (isinstance(prob, (int, float, np.floating)) and 0.0 < float(prob) <= 1.0):
         raise ValueError(f"prob must be a number in (0, 1], got {prob!r}.")
-    arr = np.moveaxis(_to_numpy(x).astype(np.float64, copy=False), axis, 0)
+    arr = np.moveaxis(ops.to_numpy(x).astype(np.float64, copy=False), axis, 0)
     n = arr.shape[0]
     if n == 0:
         raise ValueError("hpdi: x has no draws along the given axis.")
@@ -297,7 +279,7 @@ def summary(samples, prob: float = 0.9, group_by_chain: bool = True) -> dict:
         samples = {"Param:0": samples}
     out = {}
     for name, value in samples.items():
-        arr = _to_numpy(value)
+        arr = ops.to_numpy(value)
         if arr.dtype.kind not in "fc":
             arr = arr.astype(np.float64)
         if not group_by_chain:
@@ -335,7 +317,7 @@ def format_summary(samples, prob: float = 0.9, group_by_chain: bool = True,
         lines.append(f"{label:>{width}}" + "".join(f"{v:>10.2f}" for v in values))
     lines.append("")
     if divergences is not None:
-        n_div = int(np.sum(_to_numpy(divergences)))
+        n_div = int(np.sum(ops.to_numpy(divergences)))
         lines.append(f"Number of divergences: {n_div}")
     return "\n".join(lines)
 

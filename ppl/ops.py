@@ -16,6 +16,9 @@ linear-algebra names are also available at the top level (``ops.cholesky``).
 
 from __future__ import annotations
 
+import numpy as np
+
+from ppl import backends as _backends
 from ppl._dispatch import active, forwarder
 from ppl.backends.base import LINALG_OPS, NN_OPS, OPS
 
@@ -29,6 +32,25 @@ def backend():
 
 for _name in OPS:
     globals()[_name] = forwarder(_name, f"ppl.ops.{_name}")
+
+
+def to_numpy(x) -> np.ndarray:
+    """A NumPy copy of ``x``: an array of the active backend, of any other backend loaded in
+    this process (a JAX array while torch is active), or NumPy/Python data.
+
+    >>> import ppl
+    >>> with ppl.use_backend("numpy"):
+    ...     ppl.ops.to_numpy([1.0, 2.0]).tolist()
+    [1.0, 2.0]
+    """
+    if isinstance(x, np.ndarray):
+        return x
+    if isinstance(x, (bool, int, float, complex, np.generic, list, tuple)):
+        return np.asarray(x)
+    backend = active()
+    if not backend.is_array(x):
+        backend = _backends.owner(x) or backend
+    return np.asarray(backend.to_numpy(x))
 
 
 class _Namespace:

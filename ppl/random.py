@@ -17,12 +17,36 @@ numpy derives keys and draws from NumPy's counter-based Philox generator, torch 
 
 from __future__ import annotations
 
-from ppl._dispatch import forwarder
+import numpy as np
+
+from ppl._dispatch import active, forwarder
 from ppl.backends.base import RANDOM_OPS
 
-__all__ = list(RANDOM_OPS)
+__all__ = list(RANDOM_OPS) + ["as_key"]
 
 for _name in RANDOM_OPS:
     globals()[_name] = forwarder(f"random_{_name}", f"ppl.random.{_name}")
 
 del _name
+
+
+def as_key(rng_key, name: str = "rng_key"):
+    """A key from an int seed, or ``rng_key`` itself when it already is a key.
+
+    Every function that takes "an int seed or a key" (``MCMC.run``, ``Predictive``,
+    ``handlers.seed``, ...) goes through this one check.
+
+    >>> import ppl
+    >>> with ppl.use_backend("numpy"):
+    ...     k = ppl.random.as_key(3)
+    ...     bool((ppl.random.normal(k, ()) == ppl.random.normal(ppl.random.key(3), ())).all())
+    True
+    """
+    if isinstance(rng_key, (int, np.integer)) and not isinstance(rng_key, (bool, np.bool_)):
+        return active().random_key(int(rng_key))
+    if rng_key is None or isinstance(rng_key, (bool, float, str, np.bool_, np.floating)) or not (
+            active().is_array(rng_key) or isinstance(rng_key, np.ndarray)):
+        raise TypeError(
+            f"{name} must be an int seed or a key from ppl.random.key(...), got "
+            f"{rng_key!r} ({type(rng_key).__name__}).")
+    return rng_key

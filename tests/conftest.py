@@ -39,7 +39,7 @@ import numpy as np
 import pytest
 
 import ppl
-from ppl.backends import _tree
+from ppl.backends import tree
 
 __all__ = ["DTYPES", "TEST_BACKENDS", "assert_close", "fd_grad", "to_numpy", "tolerance"]
 
@@ -129,7 +129,7 @@ def to_numpy(x):
             return np.asarray(a)
         return np.asarray(backend.to_numpy(a))
 
-    return _tree.map(conv, x)
+    return tree.map(conv, x)
 
 
 def _leaves(tree, conv) -> list:

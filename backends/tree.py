@@ -1,7 +1,8 @@
-"""Minimal pytrees for the eager backends: nested tuples, lists, dicts and NamedTuples.
+"""Pytrees: nested tuples, lists, dicts and NamedTuples of arrays, for every layer.
 
-JAX has ``jax.tree_util``; numpy and torch loops use these instead. ``None`` is an empty
-subtree, as in JAX.
+The one home of the tree helpers: eager backends run their loops over these, and the layers
+above (samplers, Predictive) map over their states with them. ``None`` is an empty subtree and
+dicts flatten in sorted key order, as in ``jax.tree_util``.
 """
 
 from __future__ import annotations
