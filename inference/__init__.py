@@ -15,9 +15,10 @@ from ppl.inference.initialization import (
 )
 from ppl.inference.kernels import HMC, NUTS
 from ppl.inference.mcmc import MCMC, MCMCState
+from ppl.inference.model_setup import ModelInfo, initialize_model
 from ppl.inference.nuts import NUTSInfo
 from ppl.inference.predictive import Predictive
-from ppl.inference.util import ModelInfo, ParamLayout, initialize_model, log_density
+from ppl.inference.util import ParamLayout, log_density
 
 __all__ = [
     "MCMC",

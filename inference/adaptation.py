@@ -33,8 +33,8 @@ from typing import NamedTuple
 
 import numpy as np
 
-import ppl
-from ppl import ops
+from ppl import ops, random
+from ppl.inference.batching import select
 from ppl.inference.integrators import IntegratorState, velocity_verlet
 from ppl.inference.metrics import gaussian_euclidean
 
@@ -182,7 +182,7 @@ def find_reasonable_step_size(rng_key, position, potential_energy, potential_ene
 
     def body(carry):
         i, eps, direction, done = carry
-        key = ppl.random.fold_in(rng_key, i)
+        key = random.fold_in(rng_key, i)
         p = metric.sample_momentum(key, shape)
         h0 = potential_energy + metric.kinetic_energy(p)
         new = leapfrog(IntegratorState(position, p, potential_energy, potential_energy_grad),
@@ -298,7 +298,7 @@ class AdaptState(NamedTuple):
 def adapt_init(step_size, num_chains: int, dim: int, *, dense: bool = False,
                dtype=None) -> AdaptState:
     """Initial adaptation state: ``step_size`` everywhere and an identity mass matrix."""
-    dtype = dtype or ppl.get_backend().dtype
+    dtype = dtype or ops.backend().dtype
     eps = ops.full((num_chains,), float(step_size), dtype)
     if dense:
         inv_mass = ops.broadcast_to(ops.eye(dim, dtype=dtype), (num_chains, dim, dim)) \
@@ -307,12 +307,6 @@ def adapt_init(step_size, num_chains: int, dim: int, *, dense: bool = False,
         inv_mass = ops.ones((num_chains, dim), dtype)
     return AdaptState(eps, inv_mass, dual_averaging_init(eps),
                       welford_init(num_chains, dim, dense=dense, dtype=dtype))
-
-
-def _tree_where(pred, new, old):
-    if isinstance(new, tuple):
-        return type(new)(*[_tree_where(pred, n, o) for n, o in zip(new, old)])
-    return ops.where(pred, new, old)
 
 
 def adapt_reset(rng_key, adapt: AdaptState, state, potential_and_grad_fn: Callable, *,
@@ -324,7 +318,7 @@ def adapt_reset(rng_key, adapt: AdaptState, state, potential_and_grad_fn: Callab
                          adapt.inverse_mass_matrix)
     empty = WelfordState(ops.zeros_like(adapt.welford.mean), ops.zeros_like(adapt.welford.m2),
                          ops.zeros_like(adapt.welford.count))
-    welford = _tree_where(update_mass, empty, adapt.welford)
+    welford = select(update_mass, empty, adapt.welford)
     eps, da = adapt.step_size, adapt.dual_averaging
     if adapt_step_size:
         eps = find_reasonable_step_size(rng_key, state.position, state.potential_energy,
@@ -342,8 +336,8 @@ def adapt_update(adapt: AdaptState, position, accept_prob, *, warmup, collect, l
     eps, da = adapt.step_size, adapt.dual_averaging
     if adapt_step_size:
         new_da = dual_averaging_update(da, accept_prob, target_accept_prob)
-        da = _tree_where(warmup, new_da, da)
+        da = select(warmup, new_da, da)
         new_eps = ops.exp(ops.where(last, da.log_step_size_avg, da.log_step_size))
         eps = ops.where(warmup, new_eps, eps)
-    welford = _tree_where(collect, welford_update(adapt.welford, position), adapt.welford)
+    welford = select(collect, welford_update(adapt.welford, position), adapt.welford)
     return AdaptState(eps, adapt.inverse_mass_matrix, da, welford)

@@ -23,10 +23,11 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import NamedTuple
 
-import ppl
-from ppl import ops
+from ppl import ops, random
+from ppl.inference.batching import select
 from ppl.inference.integrators import IntegratorState, velocity_verlet
 from ppl.inference.metrics import gaussian_euclidean
+from ppl.inference.proposal import log_weight
 
 __all__ = ["HMCState", "HMCInfo", "init", "step"]
 
@@ -88,10 +89,6 @@ def init(position, potential_and_grad_fn: Callable) -> HMCState:
     return HMCState(position, potential_energy, grad)
 
 
-def _nan_to_neg_inf(x):
-    return ops.where(ops.isnan(x), -float("inf"), x)
-
-
 def step(rng_key, state: HMCState, potential_and_grad_fn: Callable, step_size,
          inverse_mass_matrix, *, num_steps, max_delta_energy: float = 1000.0):
     """One HMC transition for every chain.
@@ -118,7 +115,7 @@ def step(rng_key, state: HMCState, potential_and_grad_fn: Callable, step_size,
     (HMCState, HMCInfo)
     """
     metric = gaussian_euclidean(inverse_mass_matrix)
-    k_mom, k_acc = ppl.random.split(rng_key, 2)
+    k_mom, k_acc = random.split(rng_key, 2)
     shape = ops.shape(state.position)
     momentum = metric.sample_momentum(k_mom, shape)
     energy0 = state.potential_energy + metric.kinetic_energy(momentum)
@@ -136,13 +133,7 @@ def step(rng_key, state: HMCState, potential_and_grad_fn: Callable, step_size,
     def body_fn(carry):
         i, s = carry
         new = leapfrog(s, eps)
-        moving = ops.expand_dims(i < num_steps, -1)
-        s = IntegratorState(
-            ops.where(moving, new.position, s.position),
-            ops.where(moving, new.momentum, s.momentum),
-            ops.where(moving[:, 0], new.potential_energy, s.potential_energy),
-            ops.where(moving, new.potential_energy_grad, s.potential_energy_grad),
-        )
+        s = select(i < num_steps, new, s)
         return i + 1, s
 
     start = IntegratorState(state.position, momentum, state.potential_energy,
@@ -150,17 +141,13 @@ def step(rng_key, state: HMCState, potential_and_grad_fn: Callable, step_size,
     _, end = ops.while_loop(cond_fn, body_fn, (ops.zeros((), dtype=ops.dtype_of(num_steps)),
                                                start))
     energy1 = end.potential_energy + metric.kinetic_energy(end.momentum)
-    log_ratio = _nan_to_neg_inf(energy0 - energy1)
+    log_ratio = log_weight(energy0, energy1)
     accept_prob = ops.exp(ops.minimum(log_ratio, 0.0))
     diverging = -log_ratio > max_delta_energy
-    u = ppl.random.uniform(k_acc, (shape[0],))
+    u = random.uniform(k_acc, (shape[0],))
     accepted = u < accept_prob
-    acc = ops.expand_dims(accepted, -1)
-    new_state = HMCState(
-        ops.where(acc, end.position, state.position),
-        ops.where(accepted, end.potential_energy, state.potential_energy),
-        ops.where(acc, end.potential_energy_grad, state.potential_energy_grad),
-    )
+    end_state = HMCState(end.position, end.potential_energy, end.potential_energy_grad)
+    new_state = select(accepted, end_state, state)
     energy = ops.where(accepted, energy1, energy0)
     info = HMCInfo(diverging, num_steps, accept_prob, energy, accepted)
     return new_state, info

@@ -17,6 +17,7 @@ from collections.abc import Mapping
 
 from ppl import ops
 from ppl import random as _random
+from ppl.distributions.transforms import biject_to
 
 __all__ = ["init_to_uniform", "init_to_median", "init_to_mean", "init_to_sample",
            "init_to_feasible", "init_to_value"]
@@ -35,8 +36,6 @@ def site_shape(site) -> tuple:
 
 
 def _transform(site):
-    from ppl.distributions.transforms import biject_to
-
     return biject_to(site["fn"].support)
 
 

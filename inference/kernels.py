@@ -1,10 +1,24 @@
-"""The user-facing MCMC kernels: :class:`NUTS` and :class:`HMC`.
+"""The user-facing MCMC kernels :class:`NUTS` and :class:`HMC`, and the contract the
+:class:`~ppl.inference.MCMC` driver runs them by.
 
 A kernel object holds the settings (model or potential, adaptation options, structural choices
-such as ``max_tree_depth``) and turns them into what the :class:`~ppl.inference.MCMC` driver
-runs: the flat unconstrained starting points, a batched potential, and a pure transition
-``kernel(rng_key, state, potential_and_grad_fn, step_size, inverse_mass_matrix)``.
-The transitions themselves live in :mod:`ppl.inference.nuts` and :mod:`ppl.inference.hmc`.
+such as ``max_tree_depth``). The driver asks it, in this order:
+
+1. ``setup(rng_key, model_args, model_kwargs, init_params, num_chains) -> KernelSetup``: the
+   flat unconstrained starting points ``(C, D)``, the potential ``z (D,) -> U(z)``, and the map
+   back to constrained site values;
+2. ``init(position, potential_and_grad_fn) -> carry``: the sampler state and the warmup
+   (adaptation) state of ``C`` chains;
+3. ``warmup_flags(num_warmup) -> (5, num_warmup)`` booleans: per warmup iteration the
+   :class:`WarmupFlags` (the warmup schedule);
+4. ``build_iteration(potential_and_grad_fn) -> iteration``, a pure function
+   ``iteration(rng_key, carry, flags) -> (carry, Draw)`` run once per warmup iteration (flags
+   from step 3) and once per sampling iteration (all flags false); and ``empty_draw(carry)``,
+   the ``Draw`` of an iteration that is skipped (padding of the last chunk).
+
+The driver handles everything else (chunks, chains, progress, collection); the transitions live
+in :mod:`ppl.inference.nuts` and :mod:`ppl.inference.hmc`, the adaptation in
+:mod:`ppl.inference.adaptation`.
 """
 
 from __future__ import annotations
@@ -13,18 +27,42 @@ import math
 from collections.abc import Callable, Mapping
 from typing import NamedTuple
 
-import ppl
-from ppl import ops
-from ppl.inference import hmc, nuts
+import numpy as np
 
-__all__ = ["NUTS", "HMC"]
+from ppl import ops, random
+from ppl.inference import adaptation, hmc, nuts
+from ppl.inference.initialization import init_to_uniform
+from ppl.inference.model_setup import initialize_model
+
+__all__ = ["NUTS", "HMC", "KernelSetup", "WarmupFlags", "Draw"]
 
 
-class _Setup(NamedTuple):
-    init_position: object        # (C, D)
-    potential_fn: Callable       # z (D,) -> scalar
-    postprocess_fn: Callable | None
-    layout: object | None
+class KernelSetup(NamedTuple):
+    """What ``setup`` returns: starting points, potential, postprocessing, layout."""
+
+    init_position: object        # (C, D) unconstrained
+    potential_fn: Callable       # z (D,) -> U(z)
+    postprocess_fn: Callable | None   # z (D,) -> {site: constrained value}; None: raw z
+    layout: object | None        # ParamLayout of the model's latent sites
+
+
+class WarmupFlags(NamedTuple):
+    """What one iteration does besides its transition (scalar bools)."""
+
+    warmup: object        # adapt the step size after the transition (dual averaging)
+    reset: object         # before it: restart step-size adaptation (the heuristic)
+    update_mass: object   # before it: take the window's mass-matrix estimate
+    collect: object       # after it: add the draw to the mass-matrix estimator
+    last: object          # the last warmup iteration: fix the averaged step size
+
+
+class Draw(NamedTuple):
+    """What one iteration returns per chain: the draw and its statistics."""
+
+    position: object          # (C, D)
+    potential_energy: object  # (C,)
+    info: NamedTuple          # NUTSInfo / HMCInfo
+    step_size: object         # (C,) step size the transition used
 
 
 def _check_prob(name, value):
@@ -69,13 +107,10 @@ class _HMCFamily:
         self.dense_mass = dense_mass
         self.target_accept_prob = float(target_accept_prob)
         self.max_delta_energy = float(max_delta_energy)
-        if init_strategy is None:
-            from ppl.inference.util import init_to_uniform
-            init_strategy = init_to_uniform()
-        self.init_strategy = init_strategy
+        self.init_strategy = init_to_uniform() if init_strategy is None else init_strategy
 
     # ------------------------------------------------------------------ driver interface
-    def setup(self, rng_key, model_args, model_kwargs, init_params, num_chains) -> _Setup:
+    def setup(self, rng_key, model_args, model_kwargs, init_params, num_chains) -> KernelSetup:
         """Starting points ``(num_chains, D)``, the potential and the postprocessing map."""
         if self.model is None:
             if init_params is None:
@@ -83,26 +118,75 @@ class _HMCFamily:
                     "With potential_fn=, pass the starting point to run: "
                     "mcmc.run(key, init_params=z0) with z0 of shape (D,) or (num_chains, D).")
             z = _flat_init(init_params, num_chains, None)
-            return _Setup(z, self.potential_fn, None, None)
-        from ppl.inference.util import initialize_model
-
+            return KernelSetup(z, self.potential_fn, None, None)
         info = initialize_model(rng_key, self.model, model_args, model_kwargs,
                                 init_strategy=self.init_strategy, num_chains=num_chains)
         z = info.init_position
         if init_params is not None:
             z = _flat_init(init_params, num_chains, info.layout)
-        return _Setup(z, info.potential_fn, info.postprocess_fn, info.layout)
+        return KernelSetup(z, info.potential_fn, info.postprocess_fn, info.layout)
 
     def build_kernel(self) -> Callable:
         """``kernel(rng_key, state, potential_and_grad_fn, step_size, inverse_mass_matrix)``."""
         raise NotImplementedError
 
-    def empty_info(self, num_chains: int, dtype):
-        """An all-zero info NamedTuple (the shape of a skipped iteration's output)."""
-        zeros = ops.zeros((num_chains,), dtype)
+    def init(self, position, potential_and_grad_fn):
+        """The carry ``(HMCState, AdaptState)`` of chains starting at ``position`` ``(C, D)``."""
+        state = hmc.init(position, potential_and_grad_fn)
+        C, D = ops.shape(position)
+        adapt = adaptation.adapt_init(self.step_size, C, D, dense=self.dense_mass,
+                                      dtype=ops.dtype_of(position))
+        return state, adapt
+
+    def warmup_flags(self, num_warmup: int) -> np.ndarray:
+        """``(5, num_warmup)`` booleans: the :class:`WarmupFlags` of every warmup iteration
+        (Stan's windowed schedule, :func:`~ppl.inference.adaptation.warmup_schedule`)."""
+        sched = adaptation.warmup_schedule(num_warmup, adapt_step_size=self.adapt_step_size,
+                                           adapt_mass_matrix=self.adapt_mass_matrix)
+        flags = np.zeros((5, num_warmup), bool)
+        flags[0] = True
+        flags[1], flags[2], flags[3] = sched.reset, sched.update_mass, sched.collect
+        if num_warmup:
+            flags[4, -1] = True
+        return flags
+
+    def build_iteration(self, potential_and_grad_fn) -> Callable:
+        """``iteration(rng_key, carry, flags) -> (carry, Draw)``: at the start of a warmup
+        stage the step-size heuristic and mass-matrix update, then a transition, then the
+        dual-averaging and Welford updates, as the :class:`WarmupFlags` say."""
+        transition = self.build_kernel()
+        target = self.target_accept_prob
+        adapt_step_size = self.adapt_step_size
+
+        def iteration(rng_key, carry, flags: WarmupFlags):
+            state, adapt = carry
+            k_reset, k_step = random.split(rng_key, 2)
+            adapt = ops.cond(
+                ops.logical_or(flags.reset, flags.update_mass),
+                lambda a: adaptation.adapt_reset(k_reset, a, state, potential_and_grad_fn,
+                                                 update_mass=flags.update_mass,
+                                                 adapt_step_size=adapt_step_size),
+                lambda a: a, adapt)
+            step_size = adapt.step_size
+            state, info = transition(k_step, state, potential_and_grad_fn, step_size,
+                                     adapt.inverse_mass_matrix)
+            adapt = adaptation.adapt_update(adapt, state.position, info.accept_prob,
+                                            warmup=flags.warmup, collect=flags.collect,
+                                            last=flags.last, target_accept_prob=target,
+                                            adapt_step_size=adapt_step_size)
+            return (state, adapt), Draw(state.position, state.potential_energy, info, step_size)
+
+        return iteration
+
+    def empty_draw(self, carry) -> Draw:
+        """The ``Draw`` of a skipped iteration (all-zero statistics)."""
+        state, adapt = carry
+        num_chains = ops.shape(state.position)[0]
+        zeros = ops.zeros((num_chains,), ops.dtype_of(state.position))
         flags = ops.zeros((num_chains,), bool)
-        return self._info_type(*[flags if f in ("diverging", "is_accepted") else zeros
+        info = self._info_type(*[flags if f in ("diverging", "is_accepted") else zeros
                                  for f in self._info_type._fields])
+        return Draw(state.position, state.potential_energy, info, adapt.step_size)
 
     def _repr_args(self):
         target = "model=" + getattr(self.model, "__name__", "?") if self.model is not None \
@@ -127,7 +211,7 @@ def _flat_init(init_params, num_chains, layout):
         raise ValueError(
             f"init_params give {ops.shape(z)[1]} unconstrained values, the model has "
             f"{layout.size} ({layout}).")
-    return ops.asarray(z, ppl.get_backend().dtype)
+    return ops.asarray(z, ops.backend().dtype)
 
 
 class NUTS(_HMCFamily):
@@ -178,9 +262,7 @@ class NUTS(_HMCFamily):
                          adapt_step_size=adapt_step_size, adapt_mass_matrix=adapt_mass_matrix,
                          dense_mass=dense_mass, target_accept_prob=target_accept_prob,
                          init_strategy=init_strategy, max_delta_energy=max_delta_energy)
-        if isinstance(max_tree_depth, bool) or not isinstance(max_tree_depth, int) \
-                or not 1 <= max_tree_depth <= 30:
-            raise ValueError(f"max_tree_depth must be an int in [1, 30], got {max_tree_depth!r}.")
+        nuts.build_transition(max_tree_depth=max_tree_depth, jit=False)   # checks it
         self.max_tree_depth = max_tree_depth
 
     def build_kernel(self) -> Callable:
@@ -248,13 +330,13 @@ class HMC(_HMCFamily):
         jitter, cap, max_de = self.num_steps_jitter, self.max_num_steps, self.max_delta_energy
 
         def kernel(rng_key, state, potential_and_grad_fn, step_size, inverse_mass_matrix):
-            k_jit, k_step = ppl.random.split(rng_key, 2)
+            k_jit, k_step = random.split(rng_key, 2)
             if fixed is None:
                 n = ops.clip(ops.ceil(length / step_size), 1.0, float(cap))
             else:
                 n = ops.full(ops.shape(step_size), float(fixed), ops.dtype_of(step_size))
             if jitter > 0:
-                u = ppl.random.uniform(k_jit, ops.shape(step_size), ops.dtype_of(step_size))
+                u = random.uniform(k_jit, ops.shape(step_size), ops.dtype_of(step_size))
                 n = ops.maximum(ops.ceil(n * (1.0 - jitter * u)), 1.0)
             return hmc.step(k_step, state, potential_and_grad_fn, step_size, inverse_mass_matrix,
                             num_steps=n, max_delta_energy=max_de)

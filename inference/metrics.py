@@ -19,8 +19,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import NamedTuple
 
-import ppl
-from ppl import ops
+from ppl import ops, random
 
 __all__ = ["Metric", "gaussian_euclidean", "is_dense"]
 
@@ -92,7 +91,7 @@ def _diagonal(inv_mass) -> Metric:
         return eps / ops.sqrt(inv_mass)
 
     def sample_momentum(rng_key, shape):
-        return momentum_from_normal(ppl.random.normal(rng_key, tuple(shape)))
+        return momentum_from_normal(random.normal(rng_key, tuple(shape)))
 
     return Metric(sample_momentum, kinetic_energy, velocity, momentum_from_normal)
 
@@ -112,6 +111,6 @@ def _dense(inv_mass) -> Metric:
         return ops.squeeze(p, -1)
 
     def sample_momentum(rng_key, shape):
-        return momentum_from_normal(ppl.random.normal(rng_key, tuple(shape)))
+        return momentum_from_normal(random.normal(rng_key, tuple(shape)))
 
     return Metric(sample_momentum, kinetic_energy, velocity, momentum_from_normal)

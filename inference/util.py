@@ -1,5 +1,5 @@
-"""From a model to what samplers need: the log joint density, a flat unconstrained parameter
-layout, the potential energy, the map back to constrained values, and initial positions.
+"""A model's log joint density, its flat unconstrained parameter layout, the potential energy and
+the map back to constrained values (initial positions: :mod:`ppl.inference.model_setup`).
 
 The potential is the negative log joint density in unconstrained space,
 
@@ -19,32 +19,18 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Mapping
-from typing import Any, NamedTuple
 
 import numpy as np
 
 from ppl import ops
-from ppl import random as _random
-from ppl._messenger import Messenger
-from ppl.handlers import seed, substitute, trace
-from ppl.inference.initialization import (
-    init_to_feasible,
-    init_to_mean,
-    init_to_median,
-    init_to_sample,
-    init_to_uniform,
-    init_to_value,
-    site_shape,
-)
+from ppl.distributions.transforms import biject_to
+from ppl.handlers import Messenger, seed, trace
 
-__all__ = ["log_density", "ParamLayout", "ModelInfo", "initialize_model", "potential_energy",
-           "constrain_fn", "init_to_uniform", "init_to_median", "init_to_mean",
-           "init_to_sample", "init_to_feasible", "init_to_value"]
-
-Array = Any
+__all__ = ["log_density", "ParamLayout", "potential_energy", "constrain_fn", "site_log_prob",
+           "run_unconstrained"]
 
 
-def _site_log_prob(site, extra=None):
+def site_log_prob(site, extra=None):
     """Summed log-density of one sample site, with its mask and scale applied."""
     mask = site.get("mask")
     if mask is False:
@@ -64,7 +50,7 @@ def _log_joint(model_trace, log_dets=None):
     for name, site in model_trace.items():
         if site["type"] != "sample":
             continue
-        lp = _site_log_prob(site, None if log_dets is None else log_dets.get(name))
+        lp = site_log_prob(site, None if log_dets is None else log_dets.get(name))
         if lp is not None:
             total = lp if total is None else total + lp
     return ops.asarray(0.0) if total is None else total
@@ -190,8 +176,6 @@ class _unconstrain(Messenger):
     def process_message(self, msg):
         if msg["type"] != "sample" or msg["is_observed"] or msg["name"] not in self.params:
             return
-        from ppl.distributions.transforms import biject_to
-
         fn = msg["fn"]
         t = biject_to(fn.support)
         u = self.params[msg["name"]]
@@ -209,7 +193,7 @@ class _unconstrain(Messenger):
 _DUMMY_SEED = 0
 
 
-def _run_unconstrained(model, model_args, model_kwargs, params, *, log_det):
+def run_unconstrained(model, model_args, model_kwargs, params, *, log_det):
     handler = _unconstrain(model, params, log_det=log_det)
     model_trace = trace(seed(handler, rng_seed=_DUMMY_SEED)).get_trace(
         *model_args, **model_kwargs)
@@ -218,7 +202,7 @@ def _run_unconstrained(model, model_args, model_kwargs, params, *, log_det):
 
 def potential_energy(model, model_args, model_kwargs, params):
     """``-(log joint + log|det J|)`` at the unconstrained ``params`` (a dict)."""
-    model_trace, log_dets = _run_unconstrained(model, model_args, model_kwargs, params,
+    model_trace, log_dets = run_unconstrained(model, model_args, model_kwargs, params,
                                                log_det=True)
     return -_log_joint(model_trace, log_dets)
 
@@ -226,202 +210,7 @@ def potential_energy(model, model_args, model_kwargs, params):
 def constrain_fn(model, model_args, model_kwargs, params, *, return_deterministic=True):
     """Constrained values of the latent sites (and deterministic sites) at unconstrained
     ``params``."""
-    model_trace, _ = _run_unconstrained(model, model_args, model_kwargs, params, log_det=False)
+    model_trace, _ = run_unconstrained(model, model_args, model_kwargs, params, log_det=False)
     return {name: site["value"] for name, site in model_trace.items()
             if (site["type"] == "sample" and name in params)
             or (return_deterministic and site["type"] == "deterministic")}
-
-
-class ModelInfo(NamedTuple):
-    """What ``initialize_model`` returns; see its docstring."""
-
-    init_position: Array
-    potential_fn: Callable
-    postprocess_fn: Callable
-    layout: ParamLayout
-
-
-def _latent_sites(model_trace):
-    return [(name, site) for name, site in model_trace.items()
-            if site["type"] == "sample" and not site["is_observed"]]
-
-
-def _check_latents(latents):
-    for name, site in latents:
-        support = site["fn"].support
-        if getattr(support, "is_discrete", False):
-            raise ValueError(
-                f"Site {name!r} is a discrete latent variable ({type(site['fn']).__name__}); "
-                f"gradient-based samplers need continuous latents. Marginalise it out (e.g. "
-                f"sum over its values with ops.logsumexp and ppl.factor) or observe it."
-            )
-
-
-def _unconstrained_position(model_trace, layout):
-    from ppl.distributions.transforms import biject_to
-
-    return layout.ravel({name: biject_to(model_trace[name]["fn"].support).inv(
-        model_trace[name]["value"]) for name in layout.names})
-
-
-def _not_finite(x) -> bool:
-    return not np.all(np.isfinite(np.asarray(ops.to_numpy(x))))
-
-
-def _diagnose(z, grad, layout, model, model_args, model_kwargs):
-    """Names of the sites whose value, log-density or gradient is not finite at ``z``."""
-    bad_value = [n for n, v in layout.unravel(z).items() if _not_finite(v)]
-    bad_lp, bad_grad = [], []
-    if not bad_value:
-        model_trace, log_dets = _run_unconstrained(model, model_args, model_kwargs,
-                                                   layout.unravel(z), log_det=True)
-        for name, site in model_trace.items():
-            if site["type"] == "sample":
-                lp = _site_log_prob(site, log_dets.get(name))
-                if lp is not None and _not_finite(lp):
-                    bad_lp.append(name)
-        if grad is not None:
-            bad_grad = [n for n, g in layout.unravel(grad).items() if _not_finite(g)]
-    return bad_value, bad_lp, bad_grad
-
-
-def _find_valid_position(key, init_trace, layout, value_and_grad, model, model_args,
-                         model_kwargs, *, max_tries, first, strategy):
-    previous, z, grad, tried = None, None, None, 0
-    for attempt in range(max_tries):
-        if attempt == 0 and first is not None:
-            model_trace = first
-        else:
-            key, sub = _random.split(key, 2)
-            model_trace = init_trace(sub)
-        z_new = _unconstrained_position(model_trace, layout)
-        z_np = np.asarray(ops.to_numpy(z_new))
-        if previous is not None and np.array_equal(z_np, previous, equal_nan=True):
-            break  # the strategy is deterministic: retrying gives the same point
-        previous, z, grad, tried = z_np, z_new, None, tried + 1
-        if not np.all(np.isfinite(z_np)):
-            continue
-        with np.errstate(all="ignore"):  # failed attempts are expected; reported below
-            pe, grad = value_and_grad(z)
-        if not (_not_finite(pe) or _not_finite(grad)):
-            return z
-    with np.errstate(all="ignore"):
-        bad_value, bad_lp, bad_grad = _diagnose(z, grad, layout, model, model_args,
-                                                model_kwargs)
-    parts = []
-    if bad_value:
-        parts.append(f"initial values outside the support (or not finite) at {bad_value}")
-    if bad_lp:
-        parts.append(f"log-density not finite at {bad_lp}")
-    if bad_grad:
-        parts.append(f"gradient not finite for {bad_grad}")
-    if not parts:
-        parts.append("the potential energy or its gradient is not finite")
-    raise ValueError(
-        f"Cannot find a valid initial point for the model after {tried} attempt(s) with "
-        f"{_strategy_name(strategy)}: {'; '.join(parts)}. Check the priors' parameters and the "
-        f"data (e.g. observations outside a distribution's support), or start elsewhere with "
-        f"init_strategy=init_to_value(values={{...}}) using values inside the supports."
-    )
-
-
-def _strategy_name(strategy) -> str:
-    func = getattr(strategy, "func", strategy)
-    kw = getattr(strategy, "keywords", None) or {}
-    args = ", ".join(f"{k}={v!r}" for k, v in kw.items() if k != "init_strategy")
-    return f"init_strategy={getattr(func, '__name__', repr(func))}({args})"
-
-
-def initialize_model(rng_key, model, model_args=(), model_kwargs=None, *,
-                     init_strategy=init_to_uniform(), num_chains=None,
-                     max_tries: int = 100) -> ModelInfo:
-    """Build the flat unconstrained parameterisation of ``model`` and a valid starting point.
-
-    Parameters
-    ----------
-    rng_key
-        An int seed or a key from ``ppl.random.key``.
-    model, model_args, model_kwargs
-        The model and what to call it with.
-    init_strategy
-        An initialisation strategy (:func:`init_to_uniform`, :func:`init_to_median`,
-        :func:`init_to_value`, ...).
-    num_chains
-        ``None`` for one ``(D,)`` position; an int for ``(num_chains, D)`` positions.
-    max_tries
-        Fresh draws tried per chain until the potential and its gradient are finite.
-
-    Returns
-    -------
-    ModelInfo
-        ``init_position``, ``potential_fn`` (``z -> -(log joint + log|det J|)``),
-        ``postprocess_fn`` (``z -> {site: constrained value}`` for latent and deterministic
-        sites) and ``layout`` (:class:`ParamLayout`).
-
-    Raises
-    ------
-    ValueError
-        If no finite starting point is found; the message names the sites whose log-density
-        or gradient is not finite.
-
-    Examples
-    --------
-    >>> import ppl, ppl.distributions as dist
-    >>> from ppl.inference.util import initialize_model
-    >>> def model():
-    ...     ppl.sample("sigma", dist.HalfNormal(1.0))
-    >>> info = initialize_model(0, model)
-    >>> info.layout.size, ppl.ops.shape(info.potential_fn(info.init_position))
-    (1, ())
-    """
-    model_kwargs = dict(model_kwargs or {})
-    model_args = tuple(model_args)
-    if not callable(model):
-        raise TypeError(f"initialize_model: model must be callable, got {type(model).__name__}.")
-    if num_chains is not None and (isinstance(num_chains, bool) or int(num_chains) < 1):
-        raise ValueError(f"num_chains must be a positive int or None, got {num_chains!r}.")
-    if init_strategy is None or not callable(init_strategy):
-        raise TypeError(
-            "init_strategy must be an initialisation strategy such as init_to_uniform(), "
-            f"init_to_median() or init_to_value(values=...), got {init_strategy!r}."
-        )
-    key = _random.as_key(rng_key)
-
-    def init_trace(k):
-        return trace(substitute(seed(model, rng_seed=k), substitute_fn=init_strategy)) \
-            .get_trace(*model_args, **model_kwargs)
-
-    keys = _random.split(key, 1 if num_chains is None else int(num_chains))
-    proto = init_trace(keys[0])
-    latents = _latent_sites(proto)
-    _check_latents(latents)
-    from ppl.distributions.transforms import biject_to
-
-    shapes, cshapes = [], []
-    for name, site in latents:
-        cshape = tuple(ops.shape(site["value"]))
-        expected = site_shape(site)
-        if cshape != expected:
-            raise ValueError(
-                f"The initial value of site {name!r} has shape {cshape}, but the site's "
-                f"distribution gives shape {expected}."
-            )
-        cshapes.append(cshape)
-        shapes.append(tuple(biject_to(site["fn"].support).inverse_shape(cshape)))
-    layout = ParamLayout([n for n, _ in latents], shapes, cshapes)
-
-    def potential_fn(z):
-        return potential_energy(model, model_args, model_kwargs, layout.unravel(z))
-
-    def postprocess_fn(z):
-        return constrain_fn(model, model_args, model_kwargs, layout.unravel(z))
-
-    value_and_grad = ops.jit(ops.value_and_grad(potential_fn))  # one compile, not one per op
-    positions = [
-        _find_valid_position(keys[c], init_trace, layout, value_and_grad, model, model_args,
-                             model_kwargs, max_tries=max_tries, first=proto if c == 0 else None,
-                             strategy=init_strategy)
-        for c in range(1 if num_chains is None else int(num_chains))
-    ]
-    init_position = positions[0] if num_chains is None else ops.stack(positions, axis=0)
-    return ModelInfo(init_position, potential_fn, postprocess_fn, layout)

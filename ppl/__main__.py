@@ -5,12 +5,13 @@ from __future__ import annotations
 import argparse
 import sys
 
+from ppl._cli_compare import add_parser
+from ppl._demo import run_demo
+
 __all__ = ["main"]
 
 
 def _demo(args) -> int:
-    from ppl._demo import run_demo
-
     run_demo(args.backends.split(",") if args.backends else None, dtype=args.dtype)
     return 0
 
@@ -22,8 +23,6 @@ def main(argv=None) -> int:
     demo.add_argument("--backends", default=None, help="comma-separated, default: all installed")
     demo.add_argument("--dtype", default="float64", choices=["float32", "float64"])
     demo.set_defaults(func=_demo)
-    from ppl._cli_compare import add_parser
-
     add_parser(sub)
     args = parser.parse_args(argv)
     return args.func(args)

@@ -7,6 +7,13 @@ import inspect
 import os
 import sys
 
+import numpy as np
+
+from ppl import handlers, ops
+from ppl._state import use_backend
+from ppl.backends import BACKENDS
+from ppl.comparison import compare
+
 __all__ = ["add_parser", "run"]
 
 
@@ -72,12 +79,7 @@ def _load(target: str):
 
 def _preflight(model, data, dtype):
     """Run the model once (numpy backend) so data that does not fit fails here, clearly."""
-    import numpy as np
-
-    import ppl
-    from ppl import handlers, ops
-
-    with ppl.use_backend("numpy", dtype=dtype):
+    with use_backend("numpy", dtype=dtype):
         kwargs = {k: ops.asarray(np.asarray(v)) if hasattr(v, "__array__") else v
                   for k, v in data.items()}
         try:
@@ -87,16 +89,14 @@ def _preflight(model, data, dtype):
 
 
 def run(args) -> int:
-    import ppl
-
     try:
         names = None
         if args.backends:
             names = [n.strip() for n in args.backends.split(",") if n.strip()]
-            unknown = [n for n in names if n not in ppl.backends.BACKENDS]
+            unknown = [n for n in names if n not in BACKENDS]
             if unknown:
                 raise BadInput(f"unknown backend(s) {', '.join(unknown)}; known: "
-                               f"{', '.join(ppl.backends.BACKENDS)}")
+                               f"{', '.join(BACKENDS)}")
         for flag in ("num_warmup", "num_samples", "num_chains"):
             if getattr(args, flag) < (0 if flag == "num_warmup" else 1):
                 raise BadInput(f"--{flag.replace('_', '-')} must be positive")
@@ -105,7 +105,7 @@ def run(args) -> int:
     except BadInput as err:
         print(f"ppl compare: error: {err}", file=sys.stderr)
         return 2
-    report = ppl.compare(model, backends=names, num_warmup=args.num_warmup,
+    report = compare(model, backends=names, num_warmup=args.num_warmup,
                          num_samples=args.num_samples, num_chains=args.num_chains,
                          seed=args.seed, dtype=args.dtype, progress_bar=not args.no_progress,
                          kernel_kwargs=kernel_kwargs, **data)

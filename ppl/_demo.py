@@ -7,8 +7,8 @@ import time
 
 import numpy as np
 
-import ppl
 from ppl import ops
+from ppl._state import available_backends, use_backend
 
 __all__ = ["logistic_regression_data", "logistic_log_density", "run_demo"]
 
@@ -59,8 +59,8 @@ def run_demo(backends=None, dtype: str = "float64", num_data: int = 2000, dim: i
     results = {}
     print(f"{'backend':<12}{'dtype':<9}{'log p':>16}{'max |grad - FD|':>18}"
           f"{'value_and_grad':>18}")
-    for name in backends or ppl.available_backends():
-        with ppl.use_backend(name, dtype=dtype) as backend:
+    for name in backends or available_backends():
+        with use_backend(name, dtype=dtype) as backend:
             x, y, beta = ops.asarray(x_np), ops.asarray(y_np), ops.asarray(beta_np)
             vg = ops.jit(ops.value_and_grad(logistic_log_density))
             value, grad = vg(beta, x, y)

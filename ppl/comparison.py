@@ -20,8 +20,10 @@ from typing import Any
 import numpy as np
 from scipy import stats as _stats
 
-import ppl
 from ppl import diagnostics, ops
+from ppl._state import available_backends, use_backend
+from ppl.backends import BACKENDS
+from ppl.inference import MCMC, NUTS
 
 __all__ = ["compare", "ComparisonReport", "BackendRun"]
 
@@ -77,11 +79,9 @@ def _site_stats(draws: np.ndarray) -> dict[str, np.ndarray]:
 
 def _run_one(name, model, args, kwargs, *, dtype, seed, num_warmup, num_samples, num_chains,
              progress_bar, kernel_kwargs) -> BackendRun:
-    from ppl.inference import MCMC, NUTS
-
     run = BackendRun(name, dtype)
     try:
-        with ppl.use_backend(name, dtype=dtype):
+        with use_backend(name, dtype=dtype):
             b_args, b_kwargs = _to_backend(args), _to_backend(kwargs)
             mcmc = MCMC(NUTS(model, **kernel_kwargs), num_warmup=num_warmup,
                         num_samples=num_samples, num_chains=num_chains,
@@ -142,8 +142,8 @@ def compare(model, *args, backends=None, num_warmup: int = 1000, num_samples: in
     ...                      num_warmup=200, num_samples=200, num_chains=2,
     ...                      progress_bar=False)  # doctest: +SKIP
     """
-    names = list(backends) if backends is not None else ppl.available_backends()
-    known = set(ppl.backends.BACKENDS)
+    names = list(backends) if backends is not None else available_backends()
+    known = set(BACKENDS)
     unknown = [n for n in names if n not in known]
     if unknown:
         raise ValueError(f"Unknown backend(s) {unknown}; known backends: {sorted(known)}.")

@@ -26,6 +26,7 @@ from typing import NamedTuple
 
 from ppl import ops
 from ppl._messenger import Messenger, apply_stack, get_stack
+from ppl.distributions import constraints
 
 __all__ = ["sample", "deterministic", "factor", "plate", "CondIndepStackFrame"]
 
@@ -170,8 +171,6 @@ class _Unit:
 
     @property
     def support(self):
-        from ppl.distributions import constraints
-
         return constraints.real
 
     def expand(self, batch_shape):

@@ -1,0 +1,212 @@
+"""Running chains: chunks of iterations, warmup then sampling, and the ways to run several chains.
+
+* An *iteration* is the kernel's pure ``iteration(rng_key, carry, flags) -> (carry, Draw)``
+  (:mod:`ppl.inference.kernels`). A *chunk* is ``ops.scan`` over up to ~100 of them, compiled as
+  one call where the backend compiles control flow (JAX); the last chunk of a phase is padded
+  with skipped iterations so every chunk has the same shape and compiles once. Between chunks
+  the progress bar moves and the draws are copied to the host.
+* ``"vectorized"``: one batch whose chains advance in lock-step (every backend).
+  ``"sequential"``: one chain after another. ``"parallel"``: a device per chain with
+  ``ops.pmap`` where the backend has as many devices as chains, else a thread per chain
+  (compiled JAX code and torch kernels release the GIL, so threads use several cores).
+"""
+
+from __future__ import annotations
+
+import contextvars
+import threading
+from concurrent.futures import ThreadPoolExecutor
+from typing import NamedTuple
+
+import numpy as np
+
+from ppl import ops, random
+from ppl.backends import tree
+from ppl.inference.kernels import Draw, WarmupFlags
+from ppl.inference.progress import Progress
+
+__all__ = ["RunResult", "ChainRunner", "CHAIN_METHODS"]
+
+CHAIN_METHODS = ("vectorized", "sequential", "parallel")
+
+
+class RunResult(NamedTuple):
+    """The draws of a run, on the host."""
+
+    positions: np.ndarray     # (C, N, D) unconstrained draws (after thinning)
+    stats: dict               # name -> (C, N) per-draw statistics
+    last: tuple               # the final carry (sampler state, adaptation state), backend arrays
+    interrupted: bool         # stopped by KeyboardInterrupt
+
+
+def _build_chunk(iteration, empty_draw):
+    """``chunk(carry, xs, run_key) -> (carry, Draw of (K, C, ...))`` over ``xs`` = iteration
+    index, active flag and the five warmup flags, each ``(K,)``."""
+
+    def chunk(carry, xs, run_key):
+        def step(carry, x):
+            i, active, *flags = x
+            return ops.cond(active,
+                            lambda c: iteration(random.fold_in(run_key, i), c, WarmupFlags(*flags)),
+                            lambda c: (c, empty_draw(c)), carry)
+
+        return ops.scan(step, carry, xs)
+
+    return ops.jit(chunk)
+
+
+class ChainRunner:
+    """Runs a kernel's iterations for a batch of chains: warmup, then sampling.
+
+    Parameters
+    ----------
+    kernel
+        The kernel object (its ``build_iteration``, ``empty_draw``, ``warmup_flags``).
+    potential_and_grad_fn
+        The batched potential and gradient.
+    num_warmup, num_samples, thinning
+        As in :class:`~ppl.inference.MCMC`.
+    chunk_size
+        Iterations per call (``None``: ~1/20 of a phase, 10 to 100, where the backend compiles
+        control flow; 1 elsewhere).
+    progress_bar
+        Show progress.
+    """
+
+    def __init__(self, kernel, potential_and_grad_fn, *, num_warmup, num_samples, thinning,
+                 chunk_size, progress_bar):
+        self.kernel = kernel
+        self.vg = potential_and_grad_fn
+        self.num_warmup, self.num_samples, self.thinning = num_warmup, num_samples, thinning
+        self.progress_bar = progress_bar
+        if chunk_size is None:
+            longest = max(num_warmup, num_samples)
+            chunk_size = int(min(100, max(10, -(-longest // 20)))) if ops.backend().compiles \
+                else 1
+        self.chunk_size = chunk_size
+        total = num_warmup + num_samples
+        self._flags = np.zeros((6, total), bool)          # active, then the WarmupFlags
+        self._flags[1:, :num_warmup] = kernel.warmup_flags(num_warmup)
+        self._chunk = _build_chunk(kernel.build_iteration(potential_and_grad_fn),
+                                   kernel.empty_draw)
+        self._first_chunk_done = threading.Event()
+
+    # ------------------------------------------------------------------ chain methods
+    def run(self, method: str, carry, run_key) -> RunResult:
+        """Run ``carry``'s chains by ``method`` (one of :data:`CHAIN_METHODS`)."""
+        C = int(ops.shape(carry[0].position)[0])
+        total = self.num_warmup + self.num_samples
+        if method == "vectorized" or C == 1:
+            label = f"{method}, {C} chains" if C > 1 else "1 chain"
+            with Progress(total * C, label, enabled=self.progress_bar) as bar:
+                return self._run_batch(self._chunk, carry, run_key, bar)
+        carries = [tree.map(lambda a, c=c: a[c:c + 1], carry) for c in range(C)]
+        keys = [random.fold_in(run_key, c) for c in range(C)]
+        if method == "parallel" and ops.backend().compiles and ops.device_count() >= C:
+            with Progress(total * C, f"parallel, {C} devices",
+                          enabled=self.progress_bar) as bar:
+                return self._run_batch(self._on_devices(), carry, ops.stack(keys), bar)
+        if method == "sequential":
+            results = []
+            for c in range(C):
+                with Progress(total, f"sequential, chain {c + 1}/{C}",
+                              enabled=self.progress_bar) as bar:
+                    results.append(self._run_batch(self._chunk, carries[c], keys[c], bar))
+        else:
+            results = self._in_threads(carries, keys)
+        return _concat(results)
+
+    def _on_devices(self):
+        """The chunk of one chain ``pmap``-ed over devices: chain ``c`` runs on device ``c``
+        and draws what it draws with ``"sequential"``."""
+        chunk = self._chunk
+
+        def one_chain(c, xs, key):
+            c, ys = chunk(tree.map(lambda a: a[None], c), xs, key)
+            return tree.map(lambda a: a[0], c), tree.map(lambda a: a[:, 0], ys)
+
+        mapped = ops.pmap(one_chain, in_axes=(0, None, 0))
+
+        def on_devices(carry, xs, keys):
+            carry, ys = mapped(carry, xs, keys)                   # ys: (C, K, ...)
+            return carry, tree.map(lambda a: ops.moveaxis(a, 0, 1), ys)
+
+        return on_devices
+
+    def _in_threads(self, carries, keys):
+        C = len(carries)
+        total = (self.num_warmup + self.num_samples) * C
+        with Progress(total, f"parallel, {C} chains", enabled=self.progress_bar,
+                      phases=False) as bar, ThreadPoolExecutor(max_workers=C) as pool:
+            def one(c):
+                return self._run_batch(self._chunk, carries[c], keys[c], bar)
+
+            # the first chain compiles what every chain runs, then the others start
+            first = pool.submit(contextvars.copy_context().run, one, 0)
+            while not (first.done() or self._first_chunk_done.wait(0.05)):
+                pass
+            futures = [first] + [pool.submit(contextvars.copy_context().run, one, c)
+                                 for c in range(1, C)]
+            return [f.result() for f in futures]
+
+    # ------------------------------------------------------------------ one batch
+    def _run_batch(self, chunk_fn, carry, run_key, bar: Progress) -> RunResult:
+        """Warmup then sampling for one batch of chains, chunk by chunk."""
+        W, N, K = self.num_warmup, self.num_samples, self.chunk_size
+        total = W + N
+        pieces, interrupted = [], False
+        try:
+            # a divergent trajectory overflows to inf/NaN by design: it is counted (diverging,
+            # the progress bar) and gets weight 0, so NumPy's floating-point warnings are noise
+            with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
+                for phase, lo, hi in (("warmup", 0, W), ("sample", W, total)):
+                    if hi > lo:
+                        bar.phase(phase)
+                    divergences = 0
+                    for s in range(lo, hi, K):
+                        idx = np.arange(s, s + K)
+                        active = idx < hi
+                        f = self._flags[:, np.minimum(idx, total - 1)] & active
+                        xs = (ops.asarray(idx), ops.asarray(active)) + tuple(
+                            ops.asarray(f[j]) for j in range(1, 6))
+                        carry, ys = chunk_fn(carry, xs, run_key)
+                        self._first_chunk_done.set()
+                        n = int(active.sum())
+                        ys = tree.map(lambda a, n=n: np.asarray(ops.to_numpy(a))[:n], ys)
+                        divergences += int(ys.info.diverging.sum())
+                        if phase == "sample":
+                            pieces.append(ys)
+                        bar.update(n, float(np.mean(ys.step_size[-1])), divergences)
+        except KeyboardInterrupt:
+            interrupted = True
+        return self._collect(pieces, carry, interrupted)
+
+    def _collect(self, pieces, carry, interrupted) -> RunResult:
+        C, D = (int(d) for d in ops.shape(carry[0].position))
+        if pieces:
+            draws = Draw(*[tree.map(lambda *a: np.concatenate(a, axis=0), *parts)
+                           for parts in zip(*pieces)])
+        else:
+            info = type(self.kernel.empty_draw(carry).info)
+            draws = Draw(np.zeros((0, C, D)), np.zeros((0, C)),
+                         info(*[np.zeros((0, C)) for _ in info._fields]), np.zeros((0, C)))
+        t = self.thinning
+        stats = {"potential_energy": draws.potential_energy[::t].T,
+                 "step_size": draws.step_size[::t].T}
+        for f, v in draws.info._asdict().items():
+            stats[f] = v[::t].T
+        stats["diverging"] = stats["diverging"].astype(bool)
+        stats["num_steps"] = stats["num_steps"].astype(np.int64)
+        if "tree_depth" in stats:
+            stats["tree_depth"] = stats["tree_depth"].astype(np.int64)
+        return RunResult(np.swapaxes(draws.position[::t], 0, 1), stats, carry, interrupted)
+
+
+def _concat(results) -> RunResult:
+    """One result from per-chain results (cut to the shortest, if some were interrupted)."""
+    n = min(r.positions.shape[1] for r in results)
+    positions = np.concatenate([r.positions[:, :n] for r in results], axis=0)
+    stats = {k: np.concatenate([r.stats[k][:, :n] for r in results], axis=0)
+             for k in results[0].stats}
+    last = tree.map(lambda *xs: ops.concat(list(xs), axis=0), *[r.last for r in results])
+    return RunResult(positions, stats, last, any(r.interrupted for r in results))

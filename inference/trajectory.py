@@ -1,0 +1,179 @@
+"""The NUTS trajectory, built iteratively and for a batch of chains in lock-step.
+
+A transition doubles the trajectory up to ``max_tree_depth`` times, each time in a random
+direction, by integrating a new subtree of ``2^d`` leapfrog steps from the end it extends. The
+three pure pieces here are what one doubling is made of:
+
+* :func:`start_subtree` -- the direction's step size and an empty subtree at the chosen end;
+* :func:`extend_subtree` -- one leapfrog step (a *leaf*): multinomial candidate update
+  (:mod:`~ppl.inference.proposal`), divergence check, and the U-turn checks of every balanced
+  sub-tree the leaf completes (:mod:`~ppl.inference.termination`);
+* :func:`merge_subtree` -- biased progressive sampling of the subtree's candidate and the U-turn
+  check of the merged trajectory.
+
+The tree is built without recursion: leaf ``n`` writes its momentum data into the checkpoint
+levels ``j`` with ``n % 2^j == 0`` (the starts of the balanced sub-trees it begins) and checks
+every level ``k`` with ``(n + 1) % 2^k == 0`` at once, with masks. Chains share the leaf counter
+and depth; a chain that stopped is frozen by masks, so one ``while_loop`` serves every chain and
+every piece is a branch-free array function (it compiles as one graph on every backend).
+
+References
+----------
+Hoffman, M. D. and Gelman, A. (2014). The No-U-Turn Sampler. JMLR 15, 1593-1623.
+Betancourt, M. (2017). A Conceptual Introduction to Hamiltonian Monte Carlo. arXiv:1701.02434.
+Stan Development Team. stan/src/stan/mcmc/hmc/nuts/base_nuts.hpp.
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+from ppl import ops
+from ppl.inference import proposal, termination
+from ppl.inference.batching import select
+from ppl.inference.hmc import HMCState
+from ppl.inference.integrators import IntegratorState, velocity_verlet
+from ppl.inference.metrics import gaussian_euclidean
+
+__all__ = ["Trajectory", "Subtree", "start_subtree", "extend_subtree", "merge_subtree"]
+
+
+class Trajectory(NamedTuple):
+    """The trajectory of one transition so far, per chain (``(C, ...)`` arrays)."""
+
+    left: IntegratorState      # leftmost point
+    right: IntegratorState     # rightmost point
+    left_ps: object            # M^{-1} p at the left end
+    right_ps: object
+    rho: object                # summed momenta of the whole trajectory
+    log_weight: object         # log of the summed weights exp(H0 - H)
+    proposal: HMCState         # the current candidate
+    proposal_energy: object
+    depth: object              # doublings kept
+    forward: object            # direction of the next doubling
+    active: object             # still doubling
+    diverging: object
+    turning: object
+    sum_accept: object         # summed min(1, exp(H0 - H)) over the points built
+    num_steps: object
+    d: object                  # scalar: depth of the next subtree
+    size: object               # scalar: 2^d
+
+
+class Subtree(NamedTuple):
+    """A subtree under construction, per chain."""
+
+    leaf: IntegratorState      # last point integrated
+    leaf_ps: object
+    ckpt: object               # (C, L, termination.NUM_FIELDS, D) checkpoints
+    rho: object                # summed momenta of the subtree so far
+    log_weight: object
+    proposal: HMCState
+    proposal_energy: object
+    sum_accept: object
+    num_steps: object
+    turning: object
+    diverging: object
+    building: object           # still integrating this subtree
+    u_next: object             # (C, 2) uniforms of the last leaf: merge, next direction
+    n: object                  # scalar leaf index within the subtree
+
+
+def _end(trajectory: Trajectory, forward):
+    """The end point (and its sharp momentum) the next subtree starts from."""
+    point = select(forward, trajectory.right, trajectory.left)
+    ps = ops.where(forward[:, None], trajectory.right_ps, trajectory.left_ps)
+    return point, ps
+
+
+def start_subtree(trajectory: Trajectory, step_size, max_tree_depth: int):
+    """The signed step ``(C, 1)`` and the empty subtree of the next doubling."""
+    forward = trajectory.forward
+    C, D = ops.shape(trajectory.left.position)
+    dtype = ops.dtype_of(trajectory.left.position)
+    eps = ops.where(forward[:, None], step_size[:, None], -step_size[:, None])
+    start, start_ps = _end(trajectory, forward)
+    L = max_tree_depth
+    empty = Subtree(
+        start, start_ps, ops.zeros((C, L, termination.NUM_FIELDS, D), dtype),
+        ops.zeros((C, D), dtype), ops.full((C,), -float("inf"), dtype), trajectory.proposal,
+        trajectory.proposal_energy, ops.zeros((C,), dtype), ops.zeros((C,), dtype),
+        ops.zeros((C,), bool), ops.zeros((C,), bool), trajectory.active,
+        ops.zeros((C, 2), dtype), ops.zeros((), ops.dtype_of(trajectory.d)))
+    return eps, empty
+
+
+def extend_subtree(sub: Subtree, u, eps, energy0, inverse_mass_matrix, potential_and_grad_fn,
+                   max_tree_depth: int, max_delta_energy: float) -> Subtree:
+    """One leapfrog step of the subtree, for every chain still building it.
+
+    ``u`` ``(C, 3)`` holds the leaf's uniforms: the candidate draw, then the merge and
+    next-direction draws the subtree uses if this leaf is its last.
+    """
+    L = max_tree_depth
+    metric = gaussian_euclidean(inverse_mass_matrix)
+    n = sub.n
+    pow2 = ops.asarray([2 ** j for j in range(L)])
+    new = velocity_verlet(potential_and_grad_fn, metric.velocity)(sub.leaf, eps)
+    ps = metric.velocity(new.momentum)
+    energy = new.potential_energy + 0.5 * ops.sum(new.momentum * ps, axis=-1)
+    log_w = proposal.log_weight(energy0, energy)
+    building = sub.building
+    diverging = building & (log_w < -max_delta_energy)
+    sum_accept = sub.sum_accept + ops.where(building, ops.exp(ops.minimum(log_w, 0.0)), 0.0)
+    num_steps = sub.num_steps + ops.astype(building, ops.dtype_of(sub.num_steps))
+    log_weight, take = proposal.progressive_take(sub.log_weight, log_w, u[:, 0])
+    candidate = select(take, HMCState(new.position, new.potential_energy,
+                                      new.potential_energy_grad), sub.proposal)
+    candidate_energy = ops.where(take, energy, sub.proposal_energy)
+    rho = sub.rho + new.momentum
+    # this leaf starts the balanced sub-trees of sizes 2^j with n % 2^j == 0
+    starts = (n // pow2) * pow2 == n
+    entry = ops.stack([ps, new.momentum, sub.leaf_ps, sub.leaf.momentum, sub.rho], axis=1)
+    ckpt = ops.where(ops.reshape(starts, (1, L, 1, 1)), entry[:, None], sub.ckpt)
+    # and completes those of sizes 2^k with (n + 1) % 2^k == 0: check them all, masked (a
+    # branch on the counter would not compile into one graph)
+    if L > 1:
+        turn = termination.subtree_turning(ckpt, rho, ps, ((n + 1) // pow2) * pow2 == n + 1)
+    else:
+        turn = ops.zeros_like(building)
+    turning = sub.turning | (building & turn)
+    diverging = sub.diverging | diverging
+    building = building & ~(turn | diverging)
+    return Subtree(new, ps, ckpt, rho, log_weight, candidate, candidate_energy, sum_accept,
+                   num_steps, turning, diverging, building, u[:, 1:], n + 1)
+
+
+def merge_subtree(trajectory: Trajectory, sub: Subtree) -> Trajectory:
+    """Merge a finished subtree into the trajectory: biased progressive sampling of its
+    candidate, new end point, and the U-turn check of the merged trajectory."""
+    forward = trajectory.forward
+    near, near_ps = _end(trajectory, forward)
+    far_ps = ops.where(forward[:, None], trajectory.left_ps, trajectory.right_ps)
+    u_merge, u_direction = sub.u_next[:, 0], sub.u_next[:, 1]
+    valid = trajectory.active & ~(sub.turning | sub.diverging)
+    take = valid & proposal.biased_take(trajectory.log_weight, sub.log_weight, u_merge)
+    candidate = select(take, sub.proposal, trajectory.proposal)
+    candidate_energy = ops.where(take, sub.proposal_energy, trajectory.proposal_energy)
+    log_weight = ops.where(valid, ops.logaddexp(trajectory.log_weight, sub.log_weight),
+                           trajectory.log_weight)
+    grow_right = valid & forward
+    grow_left = valid & ~forward
+    right = select(grow_right, sub.leaf, trajectory.right)
+    left = select(grow_left, sub.leaf, trajectory.left)
+    right_ps = ops.where(grow_right[:, None], sub.leaf_ps, trajectory.right_ps)
+    left_ps = ops.where(grow_left[:, None], sub.leaf_ps, trajectory.left_ps)
+    # the subtree's first leaf sits in checkpoint level d
+    level = ops.reshape(ops.arange(ops.shape(sub.ckpt)[1]) == trajectory.d, (1, -1, 1, 1))
+    first = ops.sum(ops.where(level, sub.ckpt, 0.0), axis=1)
+    turning = valid & termination.merge_turning(
+        far_ps, near_ps, near.momentum, trajectory.rho, first[:, termination.PS],
+        first[:, termination.P], sub.leaf_ps, sub.rho)
+    depth = trajectory.depth + ops.astype(valid, ops.dtype_of(trajectory.depth))
+    rho = ops.where(valid[:, None], trajectory.rho + sub.rho, trajectory.rho)
+    return Trajectory(left, right, left_ps, right_ps, rho, log_weight, candidate,
+                      candidate_energy, depth, u_direction < 0.5, valid & ~turning,
+                      trajectory.diverging | sub.diverging, trajectory.turning | turning,
+                      trajectory.sum_accept + sub.sum_accept,
+                      trajectory.num_steps + sub.num_steps, trajectory.d + 1,
+                      trajectory.size * 2)

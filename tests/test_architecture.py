@@ -1,0 +1,32 @@
+"""The shape of the code: layers import one way (the import-linter contracts of pyproject.toml,
+checked on the installed layout), and no library file grows past 400 lines."""
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+LIBRARY = ("ppl", "backends", "distributions", "inference")
+MAX_LINES = 400
+
+
+def test_import_contracts_hold():
+    """``tools/lint_imports.py`` checks the contracts on the installed layout, where
+    backends/, distributions/ and inference/ sit inside the ppl package (an editable install
+    would hide them from import-linter): every library module must be analysed."""
+    pytest.importorskip("importlinter")
+    proc = subprocess.run([sys.executable, str(ROOT / "tools" / "lint_imports.py")],
+                          capture_output=True, text=True, timeout=600)
+    assert proc.returncode == 0, proc.stdout[-6000:] + proc.stderr[-2000:]
+    assert "Contracts: 3 kept, 0 broken." in proc.stdout
+    expected = sum(1 for folder in LIBRARY for _ in (ROOT / folder).rglob("*.py"))
+    assert f"Analyzed {expected} files" in proc.stdout, proc.stdout[:2000]
+
+
+@pytest.mark.parametrize("folder", LIBRARY)
+def test_no_library_file_over_400_lines(folder):
+    long = {str(p.relative_to(ROOT)): n for p in sorted((ROOT / folder).rglob("*.py"))
+            if (n := len(p.read_text().splitlines())) > MAX_LINES}
+    assert not long, f"files over {MAX_LINES} lines (split them by what they hold): {long}"
