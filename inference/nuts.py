@@ -76,7 +76,7 @@ def build_transition(*, max_tree_depth: int = 10, max_delta_energy: float = 1000
     the momentum drawn for this transition, ``forward`` ``(C,)`` bool the direction of the first
     doubling, and ``uniform_fn(i)`` returns the ``(C, 3)`` uniforms of the ``i``-th leaf of the
     whole trajectory (``i = 0, 1, ...`` in the order leaves are built): the candidate draw, then
-    the subtree's merge draw and the next direction (``< 0.5`` is backward) used when the leaf
+    the subtree's merge draw and the next direction (``< 0.5`` is forward) used when the leaf
     is the subtree's last.
 
     With ``jit`` the trajectory pieces are compiled here, once, with ``ops.jit``.
