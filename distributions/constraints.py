@@ -19,7 +19,7 @@ True
 from __future__ import annotations
 
 from ppl import ops
-from ppl.distributions.util import as_float, describe
+from ppl.distributions.util import as_float, describe, require_int
 
 __all__ = [
     "Constraint",
@@ -238,10 +238,7 @@ class _Independent(Constraint):
         if not isinstance(base_constraint, Constraint):
             raise TypeError(
                 f"independent: base_constraint must be a Constraint, got {base_constraint!r}.")
-        if not isinstance(reinterpreted_batch_ndims, int) or reinterpreted_batch_ndims < 0:
-            raise ValueError(
-                "independent: reinterpreted_batch_ndims must be a non-negative int, got "
-                f"{reinterpreted_batch_ndims!r}.")
+        require_int("independent", "reinterpreted_batch_ndims", reinterpreted_batch_ndims, 0)
         self.base_constraint = base_constraint
         self.reinterpreted_batch_ndims = reinterpreted_batch_ndims
 

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from ppl import ops
 from ppl.distributions import constraints
-from ppl.distributions.util import sum_rightmost
+from ppl.distributions.util import require_int, sum_rightmost
 from ppl.distributions.validation import (
     check_parameters,
     is_validation_enabled,
@@ -202,15 +202,9 @@ class Independent(Wrapper):
 
     def __init__(self, base_dist: Distribution, reinterpreted_batch_ndims: int, *,
                  validate_args=None):
-        if not isinstance(reinterpreted_batch_ndims, int) or reinterpreted_batch_ndims < 0:
-            raise ValueError(
-                "Independent: reinterpreted_batch_ndims must be a non-negative int, got "
-                f"{reinterpreted_batch_ndims!r}.")
-        if reinterpreted_batch_ndims > len(base_dist.batch_shape):
-            raise ValueError(
-                f"Independent: reinterpreted_batch_ndims={reinterpreted_batch_ndims} exceeds the "
-                f"base distribution's batch rank {len(base_dist.batch_shape)} "
-                f"(batch_shape={base_dist.batch_shape}).")
+        require_int("Independent", "reinterpreted_batch_ndims", reinterpreted_batch_ndims, 0,
+                    len(base_dist.batch_shape),
+                    f"at most the number of batch dims of {base_dist!r}")
         n = reinterpreted_batch_ndims
         shape = base_dist.batch_shape + base_dist.event_shape
         cut = len(base_dist.batch_shape) - n

@@ -20,7 +20,7 @@ from ppl.distributions import constraints
 from ppl.distributions.discrete import _broadcast_to
 from ppl.distributions.distribution import Distribution
 from ppl.distributions.parametrization import derived_parameter, set_one_of, set_parameters
-from ppl.distributions.util import HALF_LOG_2PI, LOG_PI, as_float, clamp_probs
+from ppl.distributions.util import HALF_LOG_2PI, LOG_PI, as_float, clamp_probs, require_int
 from ppl.distributions.validation import batch_shape_of, require_ndim, validate_sample
 
 __all__ = ["Dirichlet", "LKJCholesky", "MultivariateNormal"]
@@ -228,10 +228,7 @@ class LKJCholesky(Distribution):
 
     def __init__(self, dimension, concentration=1.0, sample_method="onion", *,
                  validate_args=None):
-        if isinstance(dimension, bool) or not isinstance(dimension, int) or dimension < 1:
-            raise ValueError(
-                f"LKJCholesky: dimension must be an int >= 1 (the matrix size), got "
-                f"{dimension!r}.")
+        require_int("LKJCholesky", "dimension", dimension, 1, what="the matrix size")
         if sample_method != "onion":
             raise ValueError(
                 f"LKJCholesky: sample_method must be 'onion', got {sample_method!r}.")

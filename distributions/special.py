@@ -16,7 +16,7 @@ import numpy as np
 from ppl import ops
 from ppl.distributions import constraints
 from ppl.distributions.distribution import Distribution
-from ppl.distributions.util import as_float
+from ppl.distributions.util import as_float, require_int
 from ppl.distributions.validation import validate_sample
 
 __all__ = ["Delta", "ImproperUniform", "Unit"]
@@ -41,10 +41,7 @@ class Delta(Distribution):
     def __init__(self, v=0.0, log_density=0.0, event_dim: int = 0, *, validate_args=None):
         v = as_float(v)
         shape = ops.shape(v)
-        if not isinstance(event_dim, int) or not 0 <= event_dim <= len(shape):
-            raise ValueError(
-                f"Delta: event_dim must be an int in [0, {len(shape)}] for v of shape {shape}, "
-                f"got {event_dim!r}.")
+        require_int("Delta", "event_dim", event_dim, 0, len(shape), f"v has shape {shape}")
         cut = len(shape) - event_dim
         self.v = v
         self.log_density = log_density

@@ -1,5 +1,7 @@
-"""Array helpers shared by the constraints, transforms and distribution families (all over
-``ppl.ops``): dtypes, masking of out-of-support entries, integer draws and printable values."""
+"""Helpers shared by the constraints, transforms and distribution families (all over
+``ppl.ops``): dtypes, masking of out-of-support entries, integer draws, printable values, and
+the check of integer arguments (the other argument checks, which need constraints, live in
+:mod:`ppl.distributions.validation`)."""
 
 from __future__ import annotations
 
@@ -25,6 +27,7 @@ __all__ = [
     "log1mexp",
     "log_factorial",
     "mask_outside",
+    "require_int",
     "restrict",
     "split_support",
     "sum_rightmost",
@@ -97,6 +100,18 @@ def describe(value, mask=None) -> str:
     if arr.ndim == 0:
         return repr(arr.item())
     return np.array2string(arr, threshold=8, precision=6, separator=", ") + suffix
+
+
+def require_int(owner: str, name: str, value, low: int, high: int | None = None,
+                what: str = "") -> None:
+    """Raise ``ValueError`` unless ``value`` is a Python int (not a bool) in ``[low, high]``
+    (``high=None``: no upper bound); ``owner`` names the family or constraint and ``what``
+    says what the argument means."""
+    if (isinstance(value, bool) or not isinstance(value, int) or value < low
+            or (high is not None and value > high)):
+        bounds = f">= {low}" if high is None else f"in [{low}, {high}]"
+        raise ValueError(f"{owner}: {name} must be an int {bounds}{f' ({what})' if what else ''}"
+                         f", got {value!r}.")
 
 
 def clamp_probs(p):
