@@ -6,50 +6,56 @@
 >>> with ppl.use_backend("numpy", dtype="float64"):
 ...     round(float(dist.Normal(0.0, 1.0).log_prob(0.0)), 6)
 -0.918939
+
+Where things live:
+
+``distribution``  the :class:`Distribution` contract and the wrappers its methods return
+                  (``Independent``, ``ExpandedDistribution``, ``MaskedDistribution``)
+``validation``    argument checks shared by every family, and ``validate_args``
+``parametrization``  storing parameters, alternative parametrizations (``probs``/``logits``)
+``util``          array helpers (dtypes, masking out-of-support entries)
+``locscale``      Normal, Cauchy, Laplace, Logistic, StudentT
+``positive``      HalfNormal, HalfCauchy, Exponential, Gamma, Chi2, InverseGamma, LogNormal,
+                  Weibull
+``bounded``       Beta, Uniform;  ``truncated``: TruncatedNormal
+``discrete``      Bernoulli, Binomial, Poisson, NegativeBinomial, Geometric
+``categorical``   Categorical, Multinomial
+``multivariate``  Dirichlet, MultivariateNormal, LKJCholesky
+``mixtures``      MixtureSameFamily;  ``transformed``: TransformedDistribution
+``special``       Delta, ImproperUniform, Unit
+``constraints``   supports and parameter sets;  ``transforms``: bijections and ``biject_to``
+                  (by kind in ``transform``, ``elementwise_transforms``, ``vector_transforms``,
+                  ``matrix_transforms``)
 """
 
 from ppl.distributions import constraints, transforms
+from ppl.distributions.bounded import Beta, Uniform
 from ppl.distributions.categorical import Categorical, Multinomial
-from ppl.distributions.continuous import (
-    Beta,
-    Cauchy,
+from ppl.distributions.discrete import Bernoulli, Binomial, Geometric, NegativeBinomial, Poisson
+from ppl.distributions.distribution import (
+    Distribution,
+    ExpandedDistribution,
+    Independent,
+    MaskedDistribution,
+)
+from ppl.distributions.locscale import Cauchy, Laplace, Logistic, Normal, StudentT
+from ppl.distributions.mixtures import MixtureSameFamily
+from ppl.distributions.multivariate import Dirichlet, LKJCholesky, MultivariateNormal
+from ppl.distributions.positive import (
     Chi2,
     Exponential,
     Gamma,
     HalfCauchy,
     HalfNormal,
     InverseGamma,
-    Laplace,
-    Logistic,
     LogNormal,
-    Normal,
-    StudentT,
-    Uniform,
     Weibull,
 )
-from ppl.distributions.discrete import (
-    Bernoulli,
-    Binomial,
-    Geometric,
-    NegativeBinomial,
-    Poisson,
-)
-from ppl.distributions.distribution import (
-    Delta,
-    Distribution,
-    ExpandedDistribution,
-    ImproperUniform,
-    Independent,
-    MaskedDistribution,
-    enable_validation,
-    is_validation_enabled,
-    validate_sample,
-)
-from ppl.distributions.mixtures import MixtureSameFamily
-from ppl.distributions.multivariate import Dirichlet, LKJCholesky, MultivariateNormal
+from ppl.distributions.special import Delta, ImproperUniform, Unit
 from ppl.distributions.transformed import TransformedDistribution
 from ppl.distributions.transforms import biject_to
 from ppl.distributions.truncated import TruncatedNormal
+from ppl.distributions.validation import enable_validation, is_validation_enabled, validate_sample
 
 __all__ = [
     "constraints",
@@ -58,38 +64,39 @@ __all__ = [
     "enable_validation",
     "is_validation_enabled",
     "validate_sample",
-    "Distribution",
-    "Delta",
-    "ExpandedDistribution",
-    "ImproperUniform",
-    "Independent",
-    "MaskedDistribution",
-    "TransformedDistribution",
-    "Beta",
-    "Cauchy",
-    "Chi2",
-    "Exponential",
-    "Gamma",
-    "HalfCauchy",
-    "HalfNormal",
-    "InverseGamma",
-    "Laplace",
-    "Logistic",
-    "LogNormal",
-    "Normal",
-    "StudentT",
-    "TruncatedNormal",
-    "Uniform",
-    "Weibull",
     "Bernoulli",
+    "Beta",
     "Binomial",
     "Categorical",
-    "Geometric",
-    "Multinomial",
-    "NegativeBinomial",
-    "Poisson",
+    "Cauchy",
+    "Chi2",
+    "Delta",
     "Dirichlet",
+    "Distribution",
+    "ExpandedDistribution",
+    "Exponential",
+    "Gamma",
+    "Geometric",
+    "HalfCauchy",
+    "HalfNormal",
+    "ImproperUniform",
+    "Independent",
+    "InverseGamma",
     "LKJCholesky",
-    "MultivariateNormal",
+    "Laplace",
+    "LogNormal",
+    "Logistic",
+    "MaskedDistribution",
     "MixtureSameFamily",
+    "Multinomial",
+    "MultivariateNormal",
+    "NegativeBinomial",
+    "Normal",
+    "Poisson",
+    "StudentT",
+    "TransformedDistribution",
+    "TruncatedNormal",
+    "Uniform",
+    "Unit",
+    "Weibull",
 ]

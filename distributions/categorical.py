@@ -16,22 +16,22 @@ from __future__ import annotations
 
 import numpy as np
 
-import ppl
-from ppl import ops
+from ppl import ops, random
 from ppl.distributions import constraints
-from ppl.distributions.discrete import (
-    _INT,
-    _as_int,
-    _broadcast_to,
-    _Derived,
-    _expand_support,
-    _is_count,
-    _log_factorial,
-    _mask_outside,
-    _one_of_probs_logits,
+from ppl.distributions.discrete import _broadcast_to
+from ppl.distributions.distribution import Distribution
+from ppl.distributions.parametrization import derived_parameter, set_one_of
+from ppl.distributions.util import (
+    INT_DTYPE,
+    as_float,
+    as_int,
+    clamp_probs,
+    expand_support,
+    log_factorial,
+    mask_outside,
+    split_support,
 )
-from ppl.distributions.distribution import Distribution, validate_sample
-from ppl.distributions.util import as_float, batch_shape_of, clamp_probs
+from ppl.distributions.validation import batch_shape_of, require_ndim, validate_sample
 
 __all__ = ["Categorical", "Multinomial"]
 
@@ -42,25 +42,22 @@ class _CategoricalBase(Distribution):
 
     arg_constraints = {"probs": constraints.simplex, "logits": constraints.real_vector}
 
-    def _set_probs_logits(self, probs, logits):
-        self._param = _one_of_probs_logits(type(self).__name__, probs, logits)
-        if probs is not None:
-            self.probs = as_float(probs)
-        else:
-            self.logits = as_float(logits)
+    def __init__(self, probs=None, logits=None, *, validate_args=None):
+        self._param = set_one_of(self, probs=probs, logits=logits)
         param = self.__dict__[self._param]
-        if ops.ndim(param) < 1:
-            raise ValueError(
-                f"{type(self).__name__}: {self._param} must have at least one dimension (the "
-                f"categories, last axis), got shape {ops.shape(param)}.")
-        return param
+        require_ndim(self, self._param, param, 1, "the categories, last axis")
+        super().__init__(batch_shape_of(self), self._event_shape_of(param),
+                         validate_args=validate_args)
 
-    @_Derived
+    def _event_shape_of(self, param) -> tuple:
+        raise NotImplementedError
+
+    @derived_parameter
     def probs(self):
         """Category probabilities, ``softmax(logits)``."""
         return ops.nn.softmax(self.__dict__["logits"], axis=-1)
 
-    @_Derived
+    @derived_parameter
     def logits(self):
         """Log-probabilities (normalized; probs clamped away from 0)."""
         return ops.log(clamp_probs(self.__dict__["probs"]))
@@ -89,9 +86,8 @@ class Categorical(_CategoricalBase):
 
     has_enumerate_support = True
 
-    def __init__(self, probs=None, logits=None, *, validate_args=None):
-        param = self._set_probs_logits(probs, logits)
-        super().__init__(ops.shape(param)[:-1], validate_args=validate_args)
+    def _event_shape_of(self, param) -> tuple:
+        return ()
 
     @property
     def support(self):
@@ -99,23 +95,21 @@ class Categorical(_CategoricalBase):
 
     def sample(self, key, sample_shape=()):
         logits = self.__dict__["logits"] if self._param == "logits" else self._log_pmf()
-        return _as_int(ppl.random.categorical(key, logits, axis=-1,
-                                              shape=self.shape(sample_shape)))
+        return as_int(random.categorical(key, logits, axis=-1, shape=self.shape(sample_shape)))
 
     @validate_sample
     def log_prob(self, value):
-        value = as_float(value)
-        inside = _is_count(value, self.num_categories - 1)
+        inside, idx = split_support(self.support, value)
+        idx = as_int(idx)
         log_pmf = self._log_pmf()
-        idx = _as_int(ops.where(inside, value, ops.zeros_like(value)))
         # Select by a one-hot mask (differentiable on every backend, unlike a gather).
-        onehot = ops.expand_dims(idx, -1) == ops.arange(self.num_categories, dtype=_INT)
+        onehot = ops.expand_dims(idx, -1) == ops.arange(self.num_categories, dtype=INT_DTYPE)
         lp = ops.sum(ops.where(onehot, log_pmf, ops.zeros_like(log_pmf)), axis=-1)
-        return _mask_outside(inside, lp)
+        return mask_outside(inside, lp)
 
     def enumerate_support(self, expand=True):
         """``0..K-1`` on a new leading axis (broadcast to the batch if ``expand``)."""
-        return _expand_support(ops.arange(self.num_categories, dtype=_INT), self.batch_shape,
+        return expand_support(ops.arange(self.num_categories, dtype=INT_DTYPE), self.batch_shape,
                                expand)
 
     @property
@@ -151,10 +145,11 @@ class Multinomial(_CategoricalBase):
 
     def __init__(self, total_count=1, probs=None, logits=None, *, total_count_max=None,
                  validate_args=None):
-        param = self._set_probs_logits(probs, logits)
         self.total_count = as_float(total_count)
-        batch = batch_shape_of(self.total_count, param, event_dims=(0, 1))
-        super().__init__(batch, ops.shape(param)[-1:], validate_args=validate_args)
+        super().__init__(probs, logits, validate_args=validate_args)
+
+    def _event_shape_of(self, param) -> tuple:
+        return tuple(ops.shape(param)[-1:])
 
     @property
     def support(self):
@@ -169,26 +164,23 @@ class Multinomial(_CategoricalBase):
         ratio = ops.clip(p / ops.where(tail > 0, tail, 1.0), 0.0, 1.0)
         remaining = _broadcast_to(self.total_count, shape)
         counts = []
-        keys = ppl.random.split(key, max(k - 1, 1))
+        keys = random.split(key, max(k - 1, 1))
         for j in range(k - 1):
-            x = ppl.random.binomial(keys[j], remaining, ratio[..., j], shape,
-                                    ops.dtype_of(ratio))
+            x = random.binomial(keys[j], remaining, ratio[..., j], shape, ops.dtype_of(ratio))
             counts.append(x)
             remaining = remaining - x
         counts.append(remaining)
-        return _as_int(ops.stack(counts, axis=-1))
+        return as_int(ops.stack(counts, axis=-1))
 
     @validate_sample
     def log_prob(self, value):
-        value = as_float(value)
         n = self.total_count
-        entry_ok = _is_count(value)
-        x = ops.where(entry_ok, value, ops.zeros_like(value))
+        entry_ok, x = split_support(constraints.nonnegative_integer, value)
         inside = ops.logical_and(ops.all(entry_ok, axis=-1), ops.sum(x, axis=-1) == n)
         log_pmf = self._log_pmf()
         terms = ops.where(x > 0, x * log_pmf, ops.zeros_like(x * log_pmf))
-        lp = _log_factorial(n) - ops.sum(_log_factorial(x), axis=-1) + ops.sum(terms, axis=-1)
-        return _mask_outside(inside, lp)
+        lp = log_factorial(n) - ops.sum(log_factorial(x), axis=-1) + ops.sum(terms, axis=-1)
+        return mask_outside(inside, lp)
 
     @property
     def mean(self):

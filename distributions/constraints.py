@@ -18,9 +18,8 @@ True
 
 from __future__ import annotations
 
-import numpy as np
-
 from ppl import ops
+from ppl.distributions.util import as_float, describe, require_int
 
 __all__ = [
     "Constraint",
@@ -33,6 +32,7 @@ __all__ = [
     "integer_greater_than",
     "integer_interval",
     "interval",
+    "is_dependent",
     "less_than",
     "lower_cholesky",
     "multinomial",
@@ -56,27 +56,27 @@ def _tol(x) -> float:
     return 1e-4 if ops.dtype_of(x) in ("float32", "float16", "bfloat16") else 1e-8
 
 
-def _float(x):
-    x = ops.asarray(x)
-    if not ops.dtype_of(x).startswith("float"):
-        x = ops.astype(x, ops.backend().dtype)
-    return x
+def _fill(prototype, value):
+    """A float array shaped like ``prototype``, filled with ``value`` (broadcast)."""
+    return ops.zeros_like(as_float(prototype)) + value
 
 
-def _bound_repr(b) -> str:
-    if isinstance(b, (int, float)):
-        return repr(b)
-    try:
-        arr = ops.to_numpy(b)
-    except Exception:  # noqa: BLE001 - a traced bound has no printable value
-        return "<traced>"
-    return np.array2string(np.asarray(arr), threshold=6, precision=4)
+def _eye_like(prototype):
+    """Identity matrices broadcast to the shape of ``prototype`` (``(..., n, n)``)."""
+    n = ops.shape(prototype)[-1]
+    return ops.broadcast_to(ops.eye(n, dtype=ops.dtype_of(as_float(prototype))),
+                            ops.shape(prototype))
+
+
+def _is_integer(value):
+    return ops.floor(value) == value
 
 
 class Constraint:
     """Base class: a set of admissible values.
 
-    Subclasses set ``event_dim`` and ``is_discrete`` and implement :meth:`check`.
+    Subclasses set ``event_dim`` and ``is_discrete`` and implement :meth:`check`. The ``repr``
+    is the public name (``positive``, ``interval(0.0, 1.0)``).
     """
 
     event_dim: int = 0
@@ -98,6 +98,30 @@ class Constraint:
         return name[0].lower() + "".join("_" + c.lower() if c.isupper() else c for c in name[1:])
 
 
+class _Bounded(Constraint):
+    """A constraint with bounds, held as given (arrays, or values that depend on other latent
+    variables). Subclasses name them in ``_bound_names``; those with constant bounds
+    (``positive``) give them in ``_fixed_bounds``, are built without arguments and print
+    without them."""
+
+    _bound_names: tuple = ()
+    _fixed_bounds: tuple = ()
+
+    def __init__(self, *bounds):
+        bounds = bounds or self._fixed_bounds
+        if len(bounds) != len(self._bound_names):
+            raise TypeError(f"{Constraint.__repr__(self)}: expected the bounds "
+                            f"{', '.join(self._bound_names)}, got {len(bounds)} value(s).")
+        for name, bound in zip(self._bound_names, bounds):
+            setattr(self, name, bound)
+
+    def __repr__(self):
+        name = super().__repr__()
+        if self._fixed_bounds:
+            return name
+        return f"{name}({', '.join(describe(getattr(self, b)) for b in self._bound_names)})"
+
+
 class _Dependent(Constraint):
     """Placeholder for parameters whose constraint depends on other parameters; never checked."""
 
@@ -109,12 +133,17 @@ class _Dependent(Constraint):
         raise ValueError("The dependent constraint cannot be checked: it has no fixed set.")
 
 
+def is_dependent(constraint) -> bool:
+    """Whether ``constraint`` is the :data:`dependent` placeholder (it cannot be checked)."""
+    return isinstance(constraint, _Dependent)
+
+
 class _Real(Constraint):
     def check(self, value):
         return ops.isfinite(value)
 
     def feasible_like(self, prototype):
-        return ops.zeros_like(_float(prototype))
+        return _fill(prototype, 0.0)
 
 
 class _Boolean(Constraint):
@@ -127,132 +156,79 @@ class _Boolean(Constraint):
         return ops.zeros_like(prototype)
 
 
-class _GreaterThan(Constraint):
-    def __init__(self, lower_bound):
-        self.lower_bound = lower_bound
+class _GreaterThan(_Bounded):
+    _bound_names = ("lower_bound",)
 
     def check(self, value):
         return value > self.lower_bound
 
     def feasible_like(self, prototype):
-        return ops.zeros_like(_float(prototype)) + self.lower_bound + 1.0
-
-    def __repr__(self):
-        return f"greater_than({_bound_repr(self.lower_bound)})"
+        return _fill(prototype, self.lower_bound + 1.0)
 
 
 class _Positive(_GreaterThan):
-    def __init__(self):
-        super().__init__(0.0)
-
-    def __repr__(self):
-        return "positive"
+    _fixed_bounds = (0.0,)
 
 
 class _GreaterThanEq(_GreaterThan):
     def check(self, value):
         return value >= self.lower_bound
 
-    def __repr__(self):
-        return f"greater_than_eq({_bound_repr(self.lower_bound)})"
-
 
 class _Nonnegative(_GreaterThanEq):
-    def __init__(self):
-        super().__init__(0.0)
-
-    def __repr__(self):
-        return "nonnegative"
+    _fixed_bounds = (0.0,)
 
 
-class _LessThan(Constraint):
-    def __init__(self, upper_bound):
-        self.upper_bound = upper_bound
+class _LessThan(_Bounded):
+    _bound_names = ("upper_bound",)
 
     def check(self, value):
         return value < self.upper_bound
 
     def feasible_like(self, prototype):
-        return ops.zeros_like(_float(prototype)) + self.upper_bound - 1.0
-
-    def __repr__(self):
-        return f"less_than({_bound_repr(self.upper_bound)})"
+        return _fill(prototype, self.upper_bound - 1.0)
 
 
-class _Interval(Constraint):
-    def __init__(self, lower_bound, upper_bound):
-        self.lower_bound = lower_bound
-        self.upper_bound = upper_bound
+class _Interval(_Bounded):
+    _bound_names = ("lower_bound", "upper_bound")
 
     def check(self, value):
         return ops.logical_and(value >= self.lower_bound, value <= self.upper_bound)
 
     def feasible_like(self, prototype):
-        return ops.zeros_like(_float(prototype)) + 0.5 * (self.lower_bound + self.upper_bound)
-
-    def __repr__(self):
-        return f"interval({_bound_repr(self.lower_bound)}, {_bound_repr(self.upper_bound)})"
+        return _fill(prototype, 0.5 * (self.lower_bound + self.upper_bound))
 
 
 class _UnitInterval(_Interval):
-    def __init__(self):
-        super().__init__(0.0, 1.0)
-
-    def __repr__(self):
-        return "unit_interval"
+    _fixed_bounds = (0.0, 1.0)
 
 
-class _IntegerInterval(Constraint):
+class _IntegerGreaterThan(_Bounded):
+    """Integers ``>= lower_bound`` (NumPyro's name, though the bound is included)."""
+
     is_discrete = True
-
-    def __init__(self, lower_bound, upper_bound):
-        self.lower_bound = lower_bound
-        self.upper_bound = upper_bound
+    _bound_names = ("lower_bound",)
 
     def check(self, value):
-        return ops.logical_and(
-            ops.logical_and(value >= self.lower_bound, value <= self.upper_bound),
-            ops.floor(value) == value,
-        )
+        return ops.logical_and(value >= self.lower_bound, _is_integer(value))
 
     def feasible_like(self, prototype):
         return ops.zeros_like(prototype) + self.lower_bound
-
-    def __repr__(self):
-        return (f"integer_interval({_bound_repr(self.lower_bound)}, "
-                f"{_bound_repr(self.upper_bound)})")
-
-
-class _IntegerGreaterThan(Constraint):
-    is_discrete = True
-
-    def __init__(self, lower_bound):
-        self.lower_bound = lower_bound
-
-    def check(self, value):
-        return ops.logical_and(value >= self.lower_bound, ops.floor(value) == value)
-
-    def feasible_like(self, prototype):
-        return ops.zeros_like(prototype) + self.lower_bound
-
-    def __repr__(self):
-        return f"integer_greater_than({_bound_repr(self.lower_bound)})"
 
 
 class _NonnegativeInteger(_IntegerGreaterThan):
-    def __init__(self):
-        super().__init__(0)
-
-    def __repr__(self):
-        return "nonnegative_integer"
+    _fixed_bounds = (0,)
 
 
 class _PositiveInteger(_IntegerGreaterThan):
-    def __init__(self):
-        super().__init__(1)
+    _fixed_bounds = (1,)
 
-    def __repr__(self):
-        return "positive_integer"
+
+class _IntegerInterval(_IntegerGreaterThan):
+    _bound_names = ("lower_bound", "upper_bound")
+
+    def check(self, value):
+        return ops.logical_and(super().check(value), value <= self.upper_bound)
 
 
 class _Independent(Constraint):
@@ -262,10 +238,7 @@ class _Independent(Constraint):
         if not isinstance(base_constraint, Constraint):
             raise TypeError(
                 f"independent: base_constraint must be a Constraint, got {base_constraint!r}.")
-        if not isinstance(reinterpreted_batch_ndims, int) or reinterpreted_batch_ndims < 0:
-            raise ValueError(
-                "independent: reinterpreted_batch_ndims must be a non-negative int, got "
-                f"{reinterpreted_batch_ndims!r}.")
+        require_int("independent", "reinterpreted_batch_ndims", reinterpreted_batch_ndims, 0)
         self.base_constraint = base_constraint
         self.reinterpreted_batch_ndims = reinterpreted_batch_ndims
 
@@ -288,6 +261,8 @@ class _Independent(Constraint):
         return self.base_constraint.feasible_like(prototype)
 
     def __repr__(self):
+        if type(self) is not _Independent:  # the named ones: real_vector, real_matrix
+            return super().__repr__()
         return f"independent({self.base_constraint!r}, {self.reinterpreted_batch_ndims})"
 
 
@@ -295,16 +270,10 @@ class _RealVector(_Independent):
     def __init__(self):
         super().__init__(_Real(), 1)
 
-    def __repr__(self):
-        return "real_vector"
-
 
 class _RealMatrix(_Independent):
     def __init__(self):
         super().__init__(_Real(), 2)
-
-    def __repr__(self):
-        return "real_matrix"
 
 
 class _OrderedVector(Constraint):
@@ -316,7 +285,7 @@ class _OrderedVector(Constraint):
 
     def feasible_like(self, prototype):
         n = ops.shape(prototype)[-1]
-        return ops.broadcast_to(ops.arange(n, dtype=ops.dtype_of(_float(prototype))),
+        return ops.broadcast_to(ops.arange(n, dtype=ops.dtype_of(as_float(prototype))),
                                 ops.shape(prototype))
 
 
@@ -336,42 +305,31 @@ class _Simplex(Constraint):
         return ops.logical_and(nonneg, ops.abs(ops.sum(value, axis=-1) - 1.0) < _tol(value))
 
     def feasible_like(self, prototype):
-        n = ops.shape(prototype)[-1]
-        return ops.full_like(_float(prototype), 1.0 / n)
+        return _fill(prototype, 1.0 / ops.shape(prototype)[-1])
 
 
-class _Multinomial(Constraint):
+class _Multinomial(_Bounded):
     """Nonnegative integer vectors summing to ``upper_bound`` (the total count)."""
 
     event_dim = 1
     is_discrete = True
-
-    def __init__(self, upper_bound):
-        self.upper_bound = upper_bound
+    _bound_names = ("upper_bound",)
 
     def check(self, value):
-        ints = ops.all(ops.logical_and(value >= 0, ops.floor(value) == value), axis=-1)
+        ints = ops.all(ops.logical_and(value >= 0, _is_integer(value)), axis=-1)
         return ops.logical_and(ints, ops.sum(value, axis=-1) == self.upper_bound)
-
-    def __repr__(self):
-        return f"multinomial({_bound_repr(self.upper_bound)})"
-
-
-def _lower_triangular(value):
-    return ops.all(ops.all(ops.triu(value, k=1) == 0, axis=-1), axis=-1)
 
 
 class _LowerCholesky(Constraint):
     event_dim = 2
 
     def check(self, value):
+        lower = ops.all(ops.all(ops.triu(value, k=1) == 0, axis=-1), axis=-1)
         diag_pos = ops.all(ops.diagonal(value, axis1=-2, axis2=-1) > 0, axis=-1)
-        return ops.logical_and(_lower_triangular(value), diag_pos)
+        return ops.logical_and(lower, diag_pos)
 
     def feasible_like(self, prototype):
-        n = ops.shape(prototype)[-1]
-        return ops.broadcast_to(ops.eye(n, dtype=ops.dtype_of(_float(prototype))),
-                                ops.shape(prototype))
+        return _eye_like(prototype)
 
 
 class _CorrCholesky(_LowerCholesky):
@@ -398,12 +356,11 @@ class _PositiveDefinite(Constraint):
         return ok
 
     def feasible_like(self, prototype):
-        n = ops.shape(prototype)[-1]
-        return ops.broadcast_to(ops.eye(n, dtype=ops.dtype_of(_float(prototype))),
-                                ops.shape(prototype))
+        return _eye_like(prototype)
 
 
-# Public instances and factories (NumPyro's names).
+# Public instances and factories (NumPyro's names); the factories are the classes, so
+# ``isinstance(c, constraints.interval)`` works as in NumPyro.
 dependent = _Dependent()
 real = _Real()
 real_vector = _RealVector()

@@ -19,11 +19,22 @@ from __future__ import annotations
 
 import numpy as np
 
-import ppl
-from ppl import ops
+from ppl import ops, random
 from ppl.distributions import constraints
-from ppl.distributions.distribution import Distribution, validate_sample
-from ppl.distributions.util import as_float, batch_shape_of, clamp_probs, finfo
+from ppl.distributions.distribution import Distribution
+from ppl.distributions.parametrization import derived_parameter, set_one_of, set_parameters
+from ppl.distributions.util import (
+    INT_DTYPE,
+    as_float,
+    as_int,
+    clamp_probs,
+    expand_support,
+    finfo,
+    log_factorial,
+    mask_outside,
+    split_support,
+)
+from ppl.distributions.validation import batch_shape_of, validate_sample
 
 __all__ = [
     "Bernoulli",
@@ -32,45 +43,6 @@ __all__ = [
     "NegativeBinomial",
     "Poisson",
 ]
-
-_INT = "int64"  # narrowed to int32 by JAX without x64
-
-
-class _Derived:
-    """A parameter computed from the other parameterization on access (never cached, so no
-    traced value outlives a compiled call). Setting the attribute stores it on the instance."""
-
-    def __init__(self, fn):
-        self.fn = fn
-        self.__doc__ = fn.__doc__
-
-    def __set_name__(self, owner, name):
-        self.name = name
-
-    def __get__(self, obj, objtype=None):
-        if obj is None:
-            return self
-        return self.fn(obj)
-
-
-def _one_of_probs_logits(family, probs, logits):
-    if (probs is None) == (logits is None):
-        raise ValueError(
-            f"{family}: pass exactly one of probs= and logits= (got "
-            f"{'both' if probs is not None else 'neither'}), e.g. {family}(probs=0.3).")
-    return "probs" if probs is not None else "logits"
-
-
-def _mask_outside(inside, lp):
-    return ops.where(inside, lp, ops.zeros_like(lp) - np.inf)
-
-
-def _is_count(value, upper=None):
-    """Entries of ``value`` that are nonnegative integers (``<= upper`` if given)."""
-    inside = ops.logical_and(value >= 0, ops.floor(value) == value)
-    if upper is not None:
-        inside = ops.logical_and(inside, value <= upper)
-    return inside
 
 
 def _broadcast_to(x, shape):
@@ -84,33 +56,21 @@ def _broadcast_to(x, shape):
     return ops.broadcast_to(x, shape)
 
 
-def _as_int(x):
-    return ops.astype(x, _INT)
-
-
-def _log_factorial(k):
-    return ops.gammaln(k + 1.0)
-
-
 class _BinaryFamily(Distribution):
     """Plumbing shared by families with one success probability (probs or logits)."""
 
     arg_constraints = {"probs": constraints.unit_interval, "logits": constraints.real}
 
-    def _set_probs_logits(self, probs, logits):
-        self._param = _one_of_probs_logits(type(self).__name__, probs, logits)
-        if probs is not None:
-            self.probs = as_float(probs)
-        else:
-            self.logits = as_float(logits)
-        return self.__dict__[self._param]
+    def __init__(self, probs=None, logits=None, *, validate_args=None):
+        self._param = set_one_of(self, probs=probs, logits=logits)
+        super().__init__(batch_shape_of(self), validate_args=validate_args)
 
-    @_Derived
+    @derived_parameter
     def probs(self):
         """Success probability, ``sigmoid(logits)``."""
         return ops.sigmoid(self.__dict__["logits"])
 
-    @_Derived
+    @derived_parameter
     def logits(self):
         """Log-odds of success, ``logit(probs)`` (probs clamped away from 0 and 1)."""
         return ops.logit(clamp_probs(self.__dict__["probs"]))
@@ -134,14 +94,6 @@ class _BinaryFamily(Distribution):
         return second if k is None else second + ops.xlogy(k, p)
 
 
-def _expand_support(values, batch_shape, expand):
-    """``values`` (shape ``(n,)``) as ``(n,) + (1,) * len(batch)`` or broadcast to the batch."""
-    values = ops.reshape(values, (-1,) + (1,) * len(batch_shape))
-    if expand:
-        values = _broadcast_to(values, ops.shape(values)[:1] + tuple(batch_shape))
-    return values
-
-
 class Bernoulli(_BinaryFamily):
     """Bernoulli distribution: 1 with probability ``probs`` (or ``sigmoid(logits)``), else 0.
 
@@ -159,24 +111,18 @@ class Bernoulli(_BinaryFamily):
     support = constraints.boolean
     has_enumerate_support = True
 
-    def __init__(self, probs=None, logits=None, *, validate_args=None):
-        param = self._set_probs_logits(probs, logits)
-        super().__init__(ops.shape(param), validate_args=validate_args)
-
     def sample(self, key, sample_shape=()):
-        u = ppl.random.uniform(key, self.shape(sample_shape), dtype=ops.dtype_of(self.probs))
-        return _as_int(u < self.probs)
+        u = random.uniform(key, self.shape(sample_shape), dtype=ops.dtype_of(self.probs))
+        return as_int(u < self.probs)
 
     @validate_sample
     def log_prob(self, value):
-        value = as_float(value)
-        inside = ops.logical_or(value == 0, value == 1)
-        k = ops.where(inside, value, ops.zeros_like(value))
-        return _mask_outside(inside, self._xlog_p_q(k, 1.0 - k))
+        inside, k = split_support(self.support, value)
+        return mask_outside(inside, self._xlog_p_q(k, 1.0 - k))
 
     def enumerate_support(self, expand=True):
         """``[0, 1]`` on a new leading axis (broadcast to the batch if ``expand``)."""
-        return _expand_support(ops.arange(2, dtype=_INT), self.batch_shape, expand)
+        return expand_support(ops.arange(2, dtype=INT_DTYPE), self.batch_shape, expand)
 
     @property
     def mean(self):
@@ -210,9 +156,8 @@ class Binomial(_BinaryFamily):
     has_enumerate_support = True
 
     def __init__(self, total_count=1, probs=None, logits=None, *, validate_args=None):
-        param = self._set_probs_logits(probs, logits)
         self.total_count = as_float(total_count)
-        super().__init__(batch_shape_of(self.total_count, param), validate_args=validate_args)
+        super().__init__(probs, logits, validate_args=validate_args)
 
     @property
     def support(self):
@@ -221,17 +166,15 @@ class Binomial(_BinaryFamily):
     def sample(self, key, sample_shape=()):
         p = self.probs
         n = _broadcast_to(self.total_count, self.batch_shape)
-        return _as_int(ppl.random.binomial(key, n, _broadcast_to(p, self.batch_shape),
-                                           self.shape(sample_shape), ops.dtype_of(p)))
+        return as_int(random.binomial(key, n, _broadcast_to(p, self.batch_shape),
+                                      self.shape(sample_shape), ops.dtype_of(p)))
 
     @validate_sample
     def log_prob(self, value):
-        value = as_float(value)
         n = self.total_count
-        inside = _is_count(value, n)
-        k = ops.where(inside, value, ops.zeros_like(value))
-        log_comb = _log_factorial(n) - _log_factorial(k) - _log_factorial(n - k)
-        return _mask_outside(inside, log_comb + self._xlog_p_q(k, n - k))
+        inside, k = split_support(self.support, value)
+        log_comb = log_factorial(n) - log_factorial(k) - log_factorial(n - k)
+        return mask_outside(inside, log_comb + self._xlog_p_q(k, n - k))
 
     def enumerate_support(self, expand=True):
         """``0..total_count`` on a new leading axis; ``total_count`` must be the same for the
@@ -241,7 +184,7 @@ class Binomial(_BinaryFamily):
             raise ValueError(
                 "Binomial.enumerate_support: total_count must be the same across the batch, "
                 f"got values {n}. Split the batch by total_count.")
-        return _expand_support(ops.arange(int(n[0]) + 1, dtype=_INT), self.batch_shape, expand)
+        return expand_support(ops.arange(int(n[0]) + 1, dtype=INT_DTYPE), self.batch_shape, expand)
 
     @property
     def mean(self):
@@ -266,18 +209,15 @@ class Poisson(Distribution):
     support = constraints.nonnegative_integer
 
     def __init__(self, rate=1.0, *, validate_args=None):
-        self.rate = as_float(rate)
-        super().__init__(ops.shape(self.rate), validate_args=validate_args)
+        super().__init__(set_parameters(self, rate=rate), validate_args=validate_args)
 
     def sample(self, key, sample_shape=()):
-        return _as_int(ppl.random.poisson(key, self.rate, self.shape(sample_shape)))
+        return as_int(random.poisson(key, self.rate, self.shape(sample_shape)))
 
     @validate_sample
     def log_prob(self, value):
-        value = as_float(value)
-        inside = _is_count(value)
-        k = ops.where(inside, value, ops.zeros_like(value))
-        return _mask_outside(inside, ops.xlogy(k, self.rate) - self.rate - _log_factorial(k))
+        inside, k = split_support(self.support, value)
+        return mask_outside(inside, ops.xlogy(k, self.rate) - self.rate - log_factorial(k))
 
     @property
     def mean(self):
@@ -308,9 +248,8 @@ class NegativeBinomial(_BinaryFamily):
     support = constraints.nonnegative_integer
 
     def __init__(self, total_count, probs=None, logits=None, *, validate_args=None):
-        param = self._set_probs_logits(probs, logits)
         self.total_count = as_float(total_count)
-        super().__init__(batch_shape_of(self.total_count, param), validate_args=validate_args)
+        super().__init__(probs, logits, validate_args=validate_args)
 
     def _odds(self):
         if self._param == "logits":
@@ -319,20 +258,17 @@ class NegativeBinomial(_BinaryFamily):
         return p / (1.0 - p)
 
     def sample(self, key, sample_shape=()):
-        k_gamma, k_poisson = ppl.random.split(key, 2)
+        k_gamma, k_poisson = random.split(key, 2)
         shape = self.shape(sample_shape)
-        g = ppl.random.gamma(k_gamma, _broadcast_to(self.total_count, self.batch_shape),
-                             shape)
-        return _as_int(ppl.random.poisson(k_poisson, g * self._odds(), shape))
+        g = random.gamma(k_gamma, _broadcast_to(self.total_count, self.batch_shape), shape)
+        return as_int(random.poisson(k_poisson, g * self._odds(), shape))
 
     @validate_sample
     def log_prob(self, value):
-        value = as_float(value)
         r = self.total_count
-        inside = _is_count(value)
-        k = ops.where(inside, value, ops.zeros_like(value))
-        log_comb = ops.gammaln(k + r) - ops.gammaln(r) - _log_factorial(k)
-        return _mask_outside(inside, log_comb + self._xlog_p_q(k, r))
+        inside, k = split_support(self.support, value)
+        log_comb = ops.gammaln(k + r) - ops.gammaln(r) - log_factorial(k)
+        return mask_outside(inside, log_comb + self._xlog_p_q(k, r))
 
     @property
     def mean(self):
@@ -353,25 +289,19 @@ class Geometric(_BinaryFamily):
 
     support = constraints.nonnegative_integer
 
-    def __init__(self, probs=None, logits=None, *, validate_args=None):
-        param = self._set_probs_logits(probs, logits)
-        super().__init__(ops.shape(param), validate_args=validate_args)
-
     def sample(self, key, sample_shape=()):
         _, log_q = self._log_p_and_q()
         dtype = ops.dtype_of(log_q)
-        u = ppl.random.uniform(key, self.shape(sample_shape), dtype=dtype,
+        u = random.uniform(key, self.shape(sample_shape), dtype=dtype,
                                minval=float(finfo(log_q).tiny), maxval=1.0)
         # Inversion: P(K >= k) = q^k, so K = floor(log U / log q).
-        return _as_int(ops.floor(ops.log(u) / log_q))
+        return as_int(ops.floor(ops.log(u) / log_q))
 
     @validate_sample
     def log_prob(self, value):
-        value = as_float(value)
-        inside = _is_count(value)
-        k = ops.where(inside, value, ops.zeros_like(value))
+        inside, k = split_support(self.support, value)
         log_p, _ = self._log_p_and_q()
-        return _mask_outside(inside, log_p + self._xlog_p_q(None, k))
+        return mask_outside(inside, log_p + self._xlog_p_q(None, k))
 
     @property
     def mean(self):

@@ -1,13 +1,11 @@
-"""The :class:`Distribution` contract and the wrappers built on it.
+"""The :class:`Distribution` contract, and the wrappers its methods return: :class:`Independent`
+(``to_event``), :class:`ExpandedDistribution` (``expand``) and :class:`MaskedDistribution`
+(``mask``), on the common base :class:`Wrapper`.
 
 Shapes follow TensorFlow Probability's convention, as NumPyro does: a draw has shape
 ``sample_shape + batch_shape + event_shape``; ``log_prob`` reduces the event dims and returns
 ``sample_shape + batch_shape``. Parameters broadcast against each other to form the batch.
-
-Validation is off by default for speed. Turn it on per distribution (``validate_args=True``) or
-for every distribution created afterwards with :func:`enable_validation`. It checks parameters
-against ``arg_constraints`` at construction and values against ``support`` in ``log_prob``,
-raising ``ValueError``; values inside a compiled trace (JAX ``jit``) are never checked.
+Validation (``validate_args``) is described in :mod:`ppl.distributions.validation`.
 
 >>> import ppl
 >>> import ppl.distributions as dist
@@ -19,76 +17,22 @@ raising ``ValueError``; values inside a compiled trace (JAX ``jit``) are never c
 
 from __future__ import annotations
 
-import functools
-
-import numpy as np
-
 from ppl import ops
 from ppl.distributions import constraints
-from ppl.distributions.util import as_float, is_concrete, sum_rightmost
+from ppl.distributions.util import require_int, sum_rightmost
+from ppl.distributions.validation import (
+    check_parameters,
+    is_validation_enabled,
+    validate_sample,
+)
 
 __all__ = [
-    "Delta",
     "Distribution",
     "ExpandedDistribution",
-    "ImproperUniform",
     "Independent",
     "MaskedDistribution",
-    "enable_validation",
-    "is_validation_enabled",
-    "validate_sample",
+    "Wrapper",
 ]
-
-_VALIDATION = [False]
-
-
-def enable_validation(is_validate: bool = True) -> None:
-    """Check parameters and ``log_prob`` values of every distribution created from now on.
-
-    Off by default (checks cost time in every ``log_prob`` evaluation). A distribution's own
-    ``validate_args=`` argument takes precedence.
-    """
-    _VALIDATION[0] = bool(is_validate)
-
-
-def is_validation_enabled() -> bool:
-    """Whether :func:`enable_validation` is on."""
-    return _VALIDATION[0]
-
-
-def _describe(value, mask=None) -> str:
-    """The value (or, with ``mask``, its entries where ``mask`` is False) for error messages."""
-    arr = np.asarray(value if isinstance(value, (int, float)) else ops.to_numpy(value))
-    suffix = ""
-    if mask is not None and arr.ndim > 0 and np.ndim(mask) > 0:
-        arr, suffix = arr[~np.broadcast_to(mask, arr.shape)].ravel(), " (the offending entries)"
-    if arr.ndim == 0:
-        return repr(arr.item())
-    return np.array2string(arr, threshold=8, precision=6, separator=", ") + suffix
-
-
-def _check(constraint, value):
-    """``(ok, inside_mask)`` as NumPy values, or ``(True, None)`` if the check is traced (a
-    compiled trace turns even constants into abstract values, so the result is tested too)."""
-    if not is_concrete(value):
-        return True, None
-    inside = constraint.check(value)
-    if not is_concrete(inside):
-        return True, None
-    inside = np.asarray(ops.to_numpy(inside))
-    return bool(np.all(inside)), inside
-
-
-def validate_sample(log_prob):
-    """Decorator for ``log_prob``: check the value against ``support`` when validating."""
-
-    @functools.wraps(log_prob)
-    def wrapper(self, value, *args, **kwargs):
-        if self._validate_args:
-            self._validate_sample(value)
-        return log_prob(self, value, *args, **kwargs)
-
-    return wrapper
 
 
 class Distribution:
@@ -102,7 +46,7 @@ class Distribution:
         Shape of one draw.
     validate_args
         Check parameters (now) and values given to ``log_prob`` (later); ``None`` follows
-        :func:`enable_validation`.
+        :func:`~ppl.distributions.validation.enable_validation`.
 
     Subclasses declare ``arg_constraints`` (parameter name -> constraint), ``support`` and
     ``reparametrized_params`` (parameters whose gradients flow through ``sample``), and
@@ -119,7 +63,7 @@ class Distribution:
         self._batch_shape = tuple(int(s) for s in batch_shape)
         self._event_shape = tuple(int(s) for s in event_shape)
         if validate_args is None:
-            validate_args = _VALIDATION[0]
+            validate_args = is_validation_enabled()
         self._validate_args = bool(validate_args)
         if self._validate_args:
             self._validate_parameters()
@@ -210,60 +154,41 @@ class Distribution:
             return self
         return MaskedDistribution(self, mask)
 
-    # ------------------------------------------------------------------ validation
+    # ------------------------------------------------------------------ for subclasses
     def _validate_parameters(self):
-        family = type(self).__name__
-        for name, constraint in self.arg_constraints.items():
-            if isinstance(constraint, constraints._Dependent) or name not in self.__dict__:
-                continue
-            value = self.__dict__[name]
-            if value is None:
-                continue
-            ok, inside = _check(constraint, value)
-            if not ok:
-                raise ValueError(
-                    f"{family}: parameter {name!r} must satisfy the constraint {constraint!r}, "
-                    f"but got {name}={_describe(value, inside)}. "
-                    f"Pass {name} inside {constraint!r}.")
+        """Check the parameters (``validate_args``); families with extra rules extend it."""
+        check_parameters(self)
 
-    def _validate_sample(self, value):
-        support = self.support
-        if support is None or isinstance(support, constraints._Dependent):
-            return
-        ok, inside = _check(support, value)
-        if not ok:
-            raise ValueError(
-                f"{type(self).__name__}.log_prob: value outside the support {support!r}: "
-                f"got {_describe(value, inside)}.")
+    def _log_prob_shape(self, value) -> tuple:
+        """The shape of ``log_prob(value)``: the batch dims of ``value`` broadcast with
+        ``batch_shape``."""
+        vshape = ops.shape(value)
+        vbatch = vshape[: max(len(vshape) - self.event_dim, 0)]
+        return tuple(ops.broadcast_shapes(self.batch_shape, vbatch))
 
     def __repr__(self):
         return (f"<{type(self).__name__} batch_shape={self.batch_shape} "
                 f"event_shape={self.event_shape}>")
 
 
-class _Wrapper(Distribution):
+def _from_base(name: str) -> property:
+    """A read-only attribute that forwards to ``self.base_dist.<name>``."""
+    return property(lambda self: getattr(self.base_dist, name),
+                    doc=f"``base_dist.{name}``.")
+
+
+class Wrapper(Distribution):
     """A distribution built on ``self.base_dist`` that keeps its support, reparametrised
     parameters and sampling/enumeration flags (``Independent`` and ``TransformedDistribution``
     override ``support``)."""
 
-    @property
-    def support(self):
-        return self.base_dist.support
-
-    @property
-    def reparametrized_params(self):
-        return self.base_dist.reparametrized_params
-
-    @property
-    def has_rsample(self):
-        return self.base_dist.has_rsample
-
-    @property
-    def has_enumerate_support(self):
-        return self.base_dist.has_enumerate_support
+    support = _from_base("support")
+    reparametrized_params = _from_base("reparametrized_params")
+    has_rsample = _from_base("has_rsample")
+    has_enumerate_support = _from_base("has_enumerate_support")
 
 
-class Independent(_Wrapper):
+class Independent(Wrapper):
     """Reinterpret the ``reinterpreted_batch_ndims`` rightmost batch dims of ``base_dist`` as
     event dims: ``log_prob`` sums over them.
 
@@ -277,15 +202,9 @@ class Independent(_Wrapper):
 
     def __init__(self, base_dist: Distribution, reinterpreted_batch_ndims: int, *,
                  validate_args=None):
-        if not isinstance(reinterpreted_batch_ndims, int) or reinterpreted_batch_ndims < 0:
-            raise ValueError(
-                "Independent: reinterpreted_batch_ndims must be a non-negative int, got "
-                f"{reinterpreted_batch_ndims!r}.")
-        if reinterpreted_batch_ndims > len(base_dist.batch_shape):
-            raise ValueError(
-                f"Independent: reinterpreted_batch_ndims={reinterpreted_batch_ndims} exceeds the "
-                f"base distribution's batch rank {len(base_dist.batch_shape)} "
-                f"(batch_shape={base_dist.batch_shape}).")
+        require_int("Independent", "reinterpreted_batch_ndims", reinterpreted_batch_ndims, 0,
+                    len(base_dist.batch_shape),
+                    f"at most the number of batch dims of {base_dist!r}")
         n = reinterpreted_batch_ndims
         shape = base_dist.batch_shape + base_dist.event_shape
         cut = len(base_dist.batch_shape) - n
@@ -297,13 +216,8 @@ class Independent(_Wrapper):
     def support(self):
         return constraints.independent(self.base_dist.support, self.reinterpreted_batch_ndims)
 
-    @property
-    def mean(self):
-        return self.base_dist.mean
-
-    @property
-    def variance(self):
-        return self.base_dist.variance
+    mean = _from_base("mean")
+    variance = _from_base("variance")
 
     def sample(self, key, sample_shape=()):
         return self.base_dist.sample(key, sample_shape)
@@ -321,7 +235,7 @@ class Independent(_Wrapper):
                 f"event_shape={self.event_shape}>")
 
 
-class ExpandedDistribution(_Wrapper):
+class ExpandedDistribution(Wrapper):
     """``base_dist`` broadcast to ``batch_shape``; expanded entries are independent draws."""
 
     arg_constraints: dict = {}
@@ -367,9 +281,8 @@ class ExpandedDistribution(_Wrapper):
     @validate_sample
     def log_prob(self, value):
         lp = self.base_dist.log_prob(value)
-        vshape = ops.shape(value)
-        vbatch = vshape[: max(len(vshape) - self.event_dim, 0)]
-        return ops.broadcast_to(lp, ops.broadcast_shapes(self.batch_shape, vbatch, ops.shape(lp)))
+        return ops.broadcast_to(lp, ops.broadcast_shapes(self._log_prob_shape(value),
+                                                         ops.shape(lp)))
 
     @property
     def mean(self):
@@ -383,7 +296,7 @@ class ExpandedDistribution(_Wrapper):
         return ops.broadcast_to(self.base_dist.entropy(), self.batch_shape)
 
 
-class MaskedDistribution(_Wrapper):
+class MaskedDistribution(Wrapper):
     """``base_dist`` whose ``log_prob`` is zero where ``mask`` is False.
 
     ``mask`` is a Python bool or a boolean array broadcastable to the batch shape.
@@ -414,9 +327,7 @@ class MaskedDistribution(_Wrapper):
         return self.base_dist.expand(self.batch_shape).sample(key, sample_shape)
 
     def log_prob(self, value):
-        vshape = ops.shape(value)
-        vbatch = vshape[: max(len(vshape) - self.event_dim, 0)]
-        shape = ops.broadcast_shapes(self.batch_shape, vbatch)
+        shape = self._log_prob_shape(value)
         if self._mask is False:
             return ops.zeros(shape)
         lp = self.base_dist.log_prob(value)
@@ -424,107 +335,5 @@ class MaskedDistribution(_Wrapper):
             return ops.broadcast_to(lp, ops.broadcast_shapes(shape, ops.shape(lp)))
         return ops.where(self._mask, lp, ops.zeros_like(lp))
 
-    @property
-    def mean(self):
-        return self.base_dist.mean
-
-    @property
-    def variance(self):
-        return self.base_dist.variance
-
-
-class Delta(Distribution):
-    """A point mass at ``v`` (with an optional ``log_density`` added to ``log_prob``).
-
-    Parameters
-    ----------
-    v
-        The location; its rightmost ``event_dim`` dims form the event.
-    log_density
-        Added to ``log_prob`` where the value equals ``v`` (NumPyro's convention).
-    event_dim
-        Number of rightmost dims of ``v`` that are event dims.
-    """
-
-    arg_constraints = {"v": constraints.dependent, "log_density": constraints.real}
-    reparametrized_params = ["v", "log_density"]
-
-    def __init__(self, v=0.0, log_density=0.0, event_dim: int = 0, *, validate_args=None):
-        v = as_float(v)
-        shape = ops.shape(v)
-        if not isinstance(event_dim, int) or not 0 <= event_dim <= len(shape):
-            raise ValueError(
-                f"Delta: event_dim must be an int in [0, {len(shape)}] for v of shape {shape}, "
-                f"got {event_dim!r}.")
-        cut = len(shape) - event_dim
-        self.v = v
-        self.log_density = log_density
-        super().__init__(shape[:cut], shape[cut:], validate_args)
-
-    @property
-    def support(self):
-        return constraints.independent(constraints.real, self.event_dim)
-
-    def sample(self, key, sample_shape=()):
-        return ops.broadcast_to(self.v, self.shape(sample_shape))
-
-    @validate_sample
-    def log_prob(self, value):
-        eq = as_float(value) == self.v
-        if self.event_dim:
-            eq = ops.all(eq, axis=tuple(range(-self.event_dim, 0)))
-        zero = ops.zeros(ops.shape(eq), dtype=ops.dtype_of(self.v))
-        return ops.where(eq, zero + self.log_density, zero - np.inf)
-
-    @property
-    def mean(self):
-        return self.v
-
-    @property
-    def variance(self):
-        return ops.zeros_like(self.v)
-
-    def entropy(self):
-        return ops.zeros(self.batch_shape)
-
-
-class ImproperUniform(Distribution):
-    """A flat (improper) density over ``support``: ``log_prob`` is 0 inside it.
-
-    Useful for latent variables with a hand-written ``factor``. It has no sampler; inference
-    initializes it in unconstrained space through ``biject_to(support)``.
-
-    Parameters
-    ----------
-    support
-        A :class:`~ppl.distributions.constraints.Constraint`.
-    batch_shape, event_shape
-        Shapes of the batch and of one event.
-    """
-
-    arg_constraints: dict = {}
-
-    def __init__(self, support, batch_shape=(), event_shape=(), *, validate_args=None):
-        if not isinstance(support, constraints.Constraint):
-            raise TypeError(
-                f"ImproperUniform: support must be a constraint (e.g. constraints.positive), "
-                f"got {support!r}.")
-        event_shape = tuple(event_shape)
-        if len(event_shape) < support.event_dim:
-            raise ValueError(
-                f"ImproperUniform: event_shape {event_shape} has fewer dims than the support "
-                f"{support!r} needs ({support.event_dim}).")
-        self.support = constraints.independent(support, len(event_shape) - support.event_dim) \
-            if len(event_shape) > support.event_dim else support
-        super().__init__(batch_shape, event_shape, validate_args)
-
-    def sample(self, key, sample_shape=()):
-        raise NotImplementedError(
-            "ImproperUniform has no normalizable density to sample from; initialize the site "
-            "in unconstrained space (biject_to(support)) or use a proper prior.")
-
-    @validate_sample
-    def log_prob(self, value):
-        vshape = ops.shape(value)
-        vbatch = vshape[: max(len(vshape) - self.event_dim, 0)]
-        return ops.zeros(ops.broadcast_shapes(self.batch_shape, vbatch))
+    mean = _from_base("mean")
+    variance = _from_base("variance")

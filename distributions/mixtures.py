@@ -12,12 +12,12 @@
 
 from __future__ import annotations
 
-import ppl
-from ppl import ops
+from ppl import ops, random
 from ppl.distributions.categorical import Categorical
 from ppl.distributions.discrete import _broadcast_to
-from ppl.distributions.distribution import Distribution, validate_sample
-from ppl.distributions.util import as_float
+from ppl.distributions.distribution import Distribution
+from ppl.distributions.util import INT_DTYPE, as_float
+from ppl.distributions.validation import validate_sample
 
 __all__ = ["MixtureSameFamily"]
 
@@ -90,7 +90,7 @@ class MixtureSameFamily(Distribution):
         return x
 
     def sample(self, key, sample_shape=()):
-        k_comp, k_mix = ppl.random.split(key, 2)
+        k_comp, k_mix = random.split(key, 2)
         sample_shape = tuple(sample_shape)
         comp = self.component_distribution
         comp_batch = self.batch_shape + (self.mixture_size,)
@@ -98,8 +98,8 @@ class MixtureSameFamily(Distribution):
             comp = comp.expand(comp_batch)
         draws = comp.sample(k_comp, sample_shape)
         log_w = _broadcast_to(self._log_weights(), self.batch_shape + (self.mixture_size,))
-        idx = ppl.random.categorical(k_mix, log_w, axis=-1, shape=sample_shape + self.batch_shape)
-        idx = ops.astype(self._pad_event(ops.expand_dims(idx, -1)), "int64")
+        idx = random.categorical(k_mix, log_w, axis=-1, shape=sample_shape + self.batch_shape)
+        idx = ops.astype(self._pad_event(ops.expand_dims(idx, -1)), INT_DTYPE)
         idx = _broadcast_to(idx, sample_shape + self.batch_shape + (1,) + self.event_shape)
         axis = -1 - self.event_dim
         return ops.squeeze(ops.take_along_axis(draws, idx, axis=axis), axis=axis)

@@ -15,24 +15,15 @@ from __future__ import annotations
 
 import math
 
-import ppl
-from ppl import ops
+from ppl import ops, random
 from ppl.distributions import constraints
 from ppl.distributions.discrete import _broadcast_to
-from ppl.distributions.distribution import Distribution, validate_sample
-from ppl.distributions.util import as_float, finfo
+from ppl.distributions.distribution import Distribution
+from ppl.distributions.parametrization import derived_parameter, set_one_of, set_parameters
+from ppl.distributions.util import HALF_LOG_2PI, LOG_PI, as_float, clamp_probs, require_int
+from ppl.distributions.validation import batch_shape_of, require_ndim, validate_sample
 
 __all__ = ["Dirichlet", "LKJCholesky", "MultivariateNormal"]
-
-_LOG_PI = math.log(math.pi)
-_HALF_LOG_2PI = 0.5 * math.log(2.0 * math.pi)
-
-
-def _at_least(x, ndim, family, name, what):
-    if ops.ndim(x) < ndim:
-        raise ValueError(
-            f"{family}: {name} must have at least {ndim} dimension(s) ({what}), got shape "
-            f"{ops.shape(x)}.")
 
 
 class Dirichlet(Distribution):
@@ -55,17 +46,15 @@ class Dirichlet(Distribution):
     reparametrized_params = ["concentration"]
 
     def __init__(self, concentration, *, validate_args=None):
-        self.concentration = as_float(concentration)
-        _at_least(self.concentration, 1, "Dirichlet", "concentration", "the categories")
+        set_parameters(self, concentration=concentration)
+        require_ndim(self, "concentration", self.concentration, 1, "the categories")
         shape = ops.shape(self.concentration)
         super().__init__(shape[:-1], shape[-1:], validate_args=validate_args)
 
     def sample(self, key, sample_shape=()):
         shape = tuple(sample_shape) + self.batch_shape
-        x = ppl.random.dirichlet(key, self.concentration, shape,
-                                 ops.dtype_of(self.concentration))
-        fi = finfo(self.concentration)
-        return ops.clip(x, float(fi.tiny), 1.0 - float(fi.eps))
+        x = random.dirichlet(key, self.concentration, shape, ops.dtype_of(self.concentration))
+        return clamp_probs(x)
 
     @validate_sample
     def log_prob(self, value):
@@ -97,17 +86,6 @@ class Dirichlet(Distribution):
                 - ops.sum((a - 1.0) * ops.digamma(a), axis=-1))
 
 
-class _FromScaleTril:
-    """A matrix parameter derived from ``scale_tril`` on access (never cached)."""
-
-    def __init__(self, fn):
-        self.fn = fn
-        self.__doc__ = fn.__doc__
-
-    def __get__(self, obj, objtype=None):
-        return self if obj is None else self.fn(obj)
-
-
 class MultivariateNormal(Distribution):
     """Multivariate normal distribution with mean ``loc`` and one of ``covariance_matrix``,
     ``precision_matrix`` or ``scale_tril`` (the lower Cholesky factor of the covariance).
@@ -136,16 +114,10 @@ class MultivariateNormal(Distribution):
 
     def __init__(self, loc=0.0, covariance_matrix=None, precision_matrix=None, scale_tril=None,
                  *, validate_args=None):
-        given = {"covariance_matrix": covariance_matrix, "precision_matrix": precision_matrix,
-                 "scale_tril": scale_tril}
-        given = {k: v for k, v in given.items() if v is not None}
-        if len(given) != 1:
-            raise ValueError(
-                "MultivariateNormal: pass exactly one of covariance_matrix=, precision_matrix= "
-                f"and scale_tril=, got {sorted(given) or 'none'}.")
-        (self._param, matrix), = given.items()
-        matrix = as_float(matrix)
-        _at_least(matrix, 2, "MultivariateNormal", self._param, "an (n, n) matrix")
+        self._param = set_one_of(self, covariance_matrix=covariance_matrix,
+                                 precision_matrix=precision_matrix, scale_tril=scale_tril)
+        matrix = self.__dict__[self._param]
+        require_ndim(self, self._param, matrix, 2, "an (n, n) matrix")
         n = ops.shape(matrix)[-1]
         if ops.shape(matrix)[-2] != n:
             raise ValueError(
@@ -158,9 +130,9 @@ class MultivariateNormal(Distribution):
             raise ValueError(
                 f"MultivariateNormal: loc has size {ops.shape(loc)[-1]} in its last dim but "
                 f"{self._param} is {n} x {n}; they must match.")
-        batch = ops.broadcast_shapes(ops.shape(loc)[:-1], ops.shape(matrix)[:-2])
+        self.loc = loc
+        batch = batch_shape_of(self)
         self.loc = _broadcast_to(loc, batch + (n,))
-        setattr(self, self._param, matrix)
         # Validate the given matrix before factorizing it (a Cholesky of a non-PD matrix fails).
         super().__init__(batch, (n,), validate_args=validate_args)
         if self._param == "scale_tril":
@@ -172,25 +144,25 @@ class MultivariateNormal(Distribution):
             eye = ops.eye(n, dtype=ops.dtype_of(matrix))
             self._scale_tril = ops.cholesky(ops.cho_solve(ops.cholesky(matrix), eye))
 
-    @_FromScaleTril
+    @derived_parameter
     def scale_tril(self):
         """Lower Cholesky factor ``L`` of the covariance (``Sigma = L L^T``)."""
         return self._scale_tril
 
-    @_FromScaleTril
+    @derived_parameter
     def covariance_matrix(self):
         """``L L^T``."""
         l = self._scale_tril
         return ops.matmul(l, ops.matrix_transpose(l))
 
-    @_FromScaleTril
+    @derived_parameter
     def precision_matrix(self):
         """``(L L^T)^{-1}``."""
         n = self.event_shape[0]
         return ops.cho_solve(self._scale_tril, ops.eye(n, dtype=ops.dtype_of(self._scale_tril)))
 
     def sample(self, key, sample_shape=()):
-        eps = ppl.random.normal(key, self.shape(sample_shape), dtype=ops.dtype_of(self.loc))
+        eps = random.normal(key, self.shape(sample_shape), dtype=ops.dtype_of(self.loc))
         return self.loc + ops.matmul(self._scale_tril, ops.expand_dims(eps, -1))[..., 0]
 
     @validate_sample
@@ -202,8 +174,7 @@ class MultivariateNormal(Distribution):
         l = _broadcast_to(l, shape + (n, n))
         diff = _broadcast_to(diff, shape + (n,))
         z = ops.solve_triangular(l, ops.expand_dims(diff, -1), lower=True)[..., 0]
-        half_log_det = ops.sum(ops.log(ops.diagonal(l, axis1=-2, axis2=-1)), axis=-1)
-        return -0.5 * ops.sum(z * z, axis=-1) - half_log_det - n * _HALF_LOG_2PI
+        return -0.5 * ops.sum(z * z, axis=-1) - self._half_log_det() - n * HALF_LOG_2PI
 
     @property
     def mean(self):
@@ -216,9 +187,12 @@ class MultivariateNormal(Distribution):
 
     def entropy(self):
         n = self.event_shape[0]
-        half_log_det = ops.sum(ops.log(ops.diagonal(self._scale_tril, axis1=-2, axis2=-1)),
-                               axis=-1)
-        return _broadcast_to(n * (0.5 + _HALF_LOG_2PI) + half_log_det, self.batch_shape)
+        half_log_det = self._half_log_det()
+        return _broadcast_to(n * (0.5 + HALF_LOG_2PI) + half_log_det, self.batch_shape)
+
+    def _half_log_det(self):
+        """``log det(Sigma) / 2 = sum(log diag(L))``."""
+        return ops.sum(ops.log(ops.diagonal(self._scale_tril, axis1=-2, axis2=-1)), axis=-1)
 
 
 class LKJCholesky(Distribution):
@@ -254,10 +228,7 @@ class LKJCholesky(Distribution):
 
     def __init__(self, dimension, concentration=1.0, sample_method="onion", *,
                  validate_args=None):
-        if isinstance(dimension, bool) or not isinstance(dimension, int) or dimension < 1:
-            raise ValueError(
-                f"LKJCholesky: dimension must be an int >= 1 (the matrix size), got "
-                f"{dimension!r}.")
+        require_int("LKJCholesky", "dimension", dimension, 1, what="the matrix size")
         if sample_method != "onion":
             raise ValueError(
                 f"LKJCholesky: sample_method must be 'onion', got {sample_method!r}.")
@@ -277,12 +248,12 @@ class LKJCholesky(Distribution):
         dtype = ops.dtype_of(self.concentration)
         if d == 1:
             return ops.ones(shape + (1, 1), dtype=dtype)
-        k_beta, k_normal = ppl.random.split(key, 2)
+        k_beta, k_normal = random.split(key, 2)
         i = self._row_offsets()
         eta = ops.expand_dims(self.concentration, -1)
-        y = ppl.random.beta(k_beta, 0.5 * i, eta + 0.5 * (d - 1 - i), shape + (d - 1,), dtype)
+        y = random.beta(k_beta, 0.5 * i, eta + 0.5 * (d - 1 - i), shape + (d - 1,), dtype)
         y = ops.concat([ops.zeros(shape + (1,), dtype=dtype), y], axis=-1)
-        z = ops.tril(ppl.random.normal(k_normal, shape + (d, d), dtype), k=-1)
+        z = ops.tril(random.normal(k_normal, shape + (d, d), dtype), k=-1)
         norm = ops.sqrt(ops.sum(z * z, axis=-1, keepdims=True))
         u = z / ops.where(norm > 0, norm, ops.ones_like(norm))
         off = ops.expand_dims(ops.sqrt(y), -1) * u
@@ -304,5 +275,5 @@ class LKJCholesky(Distribution):
         log_norm = (ops.sum(ops.gammaln(ops.expand_dims(eta, -1) + 0.5 * (d - 1))
                             - ops.gammaln(ops.expand_dims(eta, -1) + 0.5 * (d - 1 - i)),
                             axis=-1)
-                    - 0.25 * d * (d - 1) * _LOG_PI)
+                    - 0.25 * d * (d - 1) * LOG_PI)
         return unnormalized + log_norm

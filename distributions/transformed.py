@@ -15,14 +15,15 @@
 from __future__ import annotations
 
 from ppl.distributions import constraints
-from ppl.distributions.distribution import Distribution, _Wrapper, validate_sample
-from ppl.distributions.transforms import ComposeTransform, Transform
+from ppl.distributions.distribution import Distribution, Wrapper
+from ppl.distributions.transform import ComposeTransform, Transform
 from ppl.distributions.util import as_float, sum_rightmost
+from ppl.distributions.validation import validate_sample
 
 __all__ = ["TransformedDistribution"]
 
 
-class TransformedDistribution(_Wrapper):
+class TransformedDistribution(Wrapper):
     """The distribution of ``transforms[-1](... transforms[0](x))`` for ``x ~ base_distribution``.
 
     Parameters

@@ -15,20 +15,23 @@ Gaussian distributions", but with the inverse-CDF draw).
 
 from __future__ import annotations
 
-import math
-
 import numpy as np
 
-import ppl
-from ppl import ops
+from ppl import ops, random
 from ppl.distributions import constraints
-from ppl.distributions.continuous import _check_ordered, _mask_outside, _restrict
-from ppl.distributions.distribution import Distribution, validate_sample
-from ppl.distributions.util import as_float, batch_shape_of, finfo, log1mexp
+from ppl.distributions.distribution import Distribution
+from ppl.distributions.parametrization import set_parameters
+from ppl.distributions.util import (
+    HALF_LOG_2PI,
+    as_float,
+    clamp_probs,
+    log1mexp,
+    mask_outside,
+    restrict,
+)
+from ppl.distributions.validation import check_ordered, validate_sample
 
 __all__ = ["TruncatedNormal"]
-
-_HALF_LOG_2PI = 0.5 * math.log(2.0 * math.pi)
 
 
 def _standardize(bound, loc, scale, sign):
@@ -37,14 +40,14 @@ def _standardize(bound, loc, scale, sign):
     if bound is None:
         return ops.zeros_like(loc / scale) + sign * np.inf
     fin = ops.isfinite(bound)
-    z = (_restrict(fin, bound, 0.0) - loc) / scale
+    z = (restrict(fin, bound, 0.0) - loc) / scale
     return ops.where(fin, z, ops.zeros_like(z) + bound)
 
 
 def _log_ndtr(x):
     """``log Phi(x)``, with ``-inf`` at ``x = -inf`` kept out of the derivative."""
     fin = x > -np.inf
-    lx = ops.log_ndtr(_restrict(fin, x, 0.0))
+    lx = ops.log_ndtr(restrict(fin, x, 0.0))
     return ops.where(fin, lx, ops.zeros_like(lx) - np.inf)
 
 
@@ -69,11 +72,8 @@ class TruncatedNormal(Distribution):
     reparametrized_params = ["loc", "scale", "low", "high"]
 
     def __init__(self, loc=0.0, scale=1.0, *, low=None, high=None, validate_args=None):
-        self.loc, self.scale = as_float(loc), as_float(scale)
-        self.low = None if low is None else as_float(low)
-        self.high = None if high is None else as_float(high)
-        params = [p for p in (self.loc, self.scale, self.low, self.high) if p is not None]
-        super().__init__(batch_shape_of(*params), validate_args=validate_args)
+        batch = set_parameters(self, loc=loc, scale=scale, low=low, high=high)
+        super().__init__(batch, validate_args=validate_args)
 
     @property
     def support(self):
@@ -88,7 +88,7 @@ class TruncatedNormal(Distribution):
     def _validate_parameters(self):
         super()._validate_parameters()
         if self.low is not None and self.high is not None:
-            _check_ordered(self, "low", self.low, "high", self.high)
+            check_ordered(self, "low", "high")
 
     # a < b standardized bounds; the reflected pair (a', b') has a' <= 0 so that
     # Phi(b') - Phi(a') loses no precision to cancellation near 1.
@@ -107,9 +107,8 @@ class TruncatedNormal(Distribution):
         shape = self.shape(sample_shape)
         _, _, flip, ra, rb = self._bounds()
         pa, pb = _ndtr(ra), _ndtr(rb)
-        u = ppl.random.uniform(key, shape)
-        fi = finfo(u)
-        p = ops.clip(pa + u * (pb - pa), float(fi.tiny), 1.0 - float(fi.eps))
+        u = random.uniform(key, shape)
+        p = clamp_probs(pa + u * (pb - pa))
         z = ops.minimum(ops.maximum(ops.ndtri(p), ra), rb)
         z = ops.where(flip, -z, z)
         return self.loc + self.scale * z
@@ -119,13 +118,13 @@ class TruncatedNormal(Distribution):
         value = as_float(value)
         _, _, _, ra, rb = self._bounds()
         z = (value - self.loc) / self.scale
-        lp = -0.5 * z * z - _HALF_LOG_2PI - ops.log(self.scale) - self._log_z(ra, rb)
+        lp = -0.5 * z * z - HALF_LOG_2PI - ops.log(self.scale) - self._log_z(ra, rb)
         inside = ops.ones_like(z) > 0
         if self.low is not None:
             inside = ops.logical_and(inside, value >= self.low)
         if self.high is not None:
             inside = ops.logical_and(inside, value <= self.high)
-        return _mask_outside(inside, lp)
+        return mask_outside(inside, lp)
 
     def cdf(self, value):
         z = (as_float(value) - self.loc) / self.scale
@@ -139,10 +138,10 @@ class TruncatedNormal(Distribution):
         a, b, _, ra, rb = self._bounds()
         log_z = self._log_z(ra, rb)
         fa, fb = ops.isfinite(a), ops.isfinite(b)
-        a0, b0 = _restrict(fa, a, 0.0), _restrict(fb, b, 0.0)
+        a0, b0 = restrict(fa, a, 0.0), restrict(fb, b, 0.0)
         # phi(x) / Z in log space; zero at infinite bounds
-        ra_ = ops.where(fa, ops.exp(-0.5 * a0 * a0 - _HALF_LOG_2PI - log_z), ops.zeros_like(a))
-        rb_ = ops.where(fb, ops.exp(-0.5 * b0 * b0 - _HALF_LOG_2PI - log_z), ops.zeros_like(b))
+        ra_ = ops.where(fa, ops.exp(-0.5 * a0 * a0 - HALF_LOG_2PI - log_z), ops.zeros_like(a))
+        rb_ = ops.where(fb, ops.exp(-0.5 * b0 * b0 - HALF_LOG_2PI - log_z), ops.zeros_like(b))
         m = ra_ - rb_
         v = 1.0 + a0 * ra_ - b0 * rb_ - m * m
         return m, v

@@ -1,20 +1,43 @@
-"""Small helpers shared by the distribution families (all over ``ppl.ops``)."""
+"""Helpers shared by the constraints, transforms and distribution families (all over
+``ppl.ops``): dtypes, masking of out-of-support entries, integer draws, printable values, and
+the check of integer arguments (the other argument checks, which need constraints, live in
+:mod:`ppl.distributions.validation`)."""
 
 from __future__ import annotations
+
+import math
 
 import numpy as np
 
 from ppl import ops
 
 __all__ = [
+    "HALF_LOG_2PI",
+    "INT_DTYPE",
+    "LOG_2",
+    "LOG_PI",
     "as_float",
-    "batch_shape_of",
+    "as_int",
     "clamp_probs",
+    "describe",
+    "expand_support",
     "finfo",
+    "full_batch",
     "is_concrete",
     "log1mexp",
+    "log_factorial",
+    "mask_outside",
+    "require_int",
+    "restrict",
+    "split_support",
     "sum_rightmost",
 ]
+
+#: dtype of the draws of discrete families (narrowed to int32 by JAX without x64)
+INT_DTYPE = "int64"
+HALF_LOG_2PI = 0.5 * math.log(2.0 * math.pi)
+LOG_2 = math.log(2.0)
+LOG_PI = math.log(math.pi)
 
 
 def finfo(x=None):
@@ -36,17 +59,17 @@ def as_float(x):
     return x
 
 
-def batch_shape_of(*params, event_dims=None) -> tuple:
-    """The broadcast shape of the parameters' batch parts.
+def as_int(x):
+    """``x`` cast to :data:`INT_DTYPE` (the dtype of discrete draws)."""
+    return ops.astype(x, INT_DTYPE)
 
-    ``event_dims`` gives, per parameter, how many rightmost dims are event dims (default 0).
-    """
-    event_dims = event_dims or (0,) * len(params)
-    shapes = []
-    for p, e in zip(params, event_dims):
-        s = ops.shape(p)
-        shapes.append(s[: len(s) - e] if e else s)
-    return tuple(ops.broadcast_shapes(*shapes)) if shapes else ()
+
+def full_batch(dist, value):
+    """``value`` broadcast to ``dist.batch_shape`` (a Python float fills a new array): the shape
+    of ``mean``, ``variance`` and ``entropy`` of univariate families."""
+    if isinstance(value, float):
+        return ops.full(dist.batch_shape, value)
+    return ops.broadcast_to(value, dist.batch_shape)
 
 
 def sum_rightmost(x, n: int):
@@ -63,6 +86,34 @@ def is_concrete(x) -> bool:
     return not ops.is_tracer(x)
 
 
+def describe(value, mask=None) -> str:
+    """``value`` printed for an error message or a ``repr`` (``<traced>`` inside a compiled
+    trace); with a boolean ``mask``, only its entries where ``mask`` is False."""
+    if isinstance(value, (bool, int, float)):
+        return repr(value)
+    if not is_concrete(value):
+        return "<traced>"
+    arr = np.asarray(ops.to_numpy(value))
+    suffix = ""
+    if mask is not None and arr.ndim > 0 and np.ndim(mask) > 0:
+        arr, suffix = arr[~np.broadcast_to(mask, arr.shape)].ravel(), " (the offending entries)"
+    if arr.ndim == 0:
+        return repr(arr.item())
+    return np.array2string(arr, threshold=8, precision=6, separator=", ") + suffix
+
+
+def require_int(owner: str, name: str, value, low: int, high: int | None = None,
+                what: str = "") -> None:
+    """Raise ``ValueError`` unless ``value`` is a Python int (not a bool) in ``[low, high]``
+    (``high=None``: no upper bound); ``owner`` names the family or constraint and ``what``
+    says what the argument means."""
+    if (isinstance(value, bool) or not isinstance(value, int) or value < low
+            or (high is not None and value > high)):
+        bounds = f">= {low}" if high is None else f"in [{low}, {high}]"
+        raise ValueError(f"{owner}: {name} must be an int {bounds}{f' ({what})' if what else ''}"
+                         f", got {value!r}.")
+
+
 def clamp_probs(p):
     """Clamp probabilities into ``[tiny, 1 - eps]`` so their logs stay finite."""
     fi = finfo(p)
@@ -75,3 +126,38 @@ def log1mexp(x):
     x_small = ops.where(small, x, -1.0)
     x_large = ops.where(small, -1.0, x)
     return ops.where(small, ops.log(-ops.expm1(x_small)), ops.log1p(-ops.exp(x_large)))
+
+
+def log_factorial(k):
+    """``log(k!)`` for float-valued counts ``k``."""
+    return ops.gammaln(k + 1.0)
+
+
+def restrict(inside, value, safe=1.0):
+    """``value`` where ``inside``, else ``safe``: keeps out-of-support entries (and their
+    gradients) finite before the final :func:`mask_outside`."""
+    return ops.where(inside, value, ops.zeros_like(value) + safe)
+
+
+def split_support(constraint, value, safe=0.0):
+    """``(inside, value_inside)`` for a ``log_prob``: where ``value`` (cast to float) lies in
+    ``constraint``, and ``value`` with the entries outside replaced by ``safe`` so that the
+    formula (and its gradient) stays finite there; mask the result with :func:`mask_outside`."""
+    value = as_float(value)
+    inside = constraint.check(value)
+    return inside, restrict(inside, value, safe)
+
+
+def mask_outside(inside, log_prob):
+    """``log_prob`` where ``inside``, ``-inf`` elsewhere (``scipy.stats``' convention)."""
+    return ops.where(inside, log_prob, ops.zeros_like(log_prob) - np.inf)
+
+
+def expand_support(values, batch_shape, expand: bool):
+    """The support ``values`` (shape ``(n,)``) of a discrete family on a new leading axis:
+    shape ``(n,) + (1,) * len(batch_shape)``, or broadcast to ``(n,) + batch_shape`` if
+    ``expand`` (NumPyro's ``enumerate_support`` convention)."""
+    values = ops.reshape(values, (-1,) + (1,) * len(batch_shape))
+    if expand:
+        values = ops.broadcast_to(values, ops.shape(values)[:1] + tuple(batch_shape))
+    return values

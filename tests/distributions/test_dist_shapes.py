@@ -1,5 +1,5 @@
 """Shape semantics (sample + batch + event) and the wrappers: to_event / Independent, expand,
-mask, Delta, ImproperUniform; on every backend and float dtype."""
+mask, Delta, ImproperUniform, Unit; on every backend and float dtype."""
 
 from __future__ import annotations
 
@@ -133,6 +133,30 @@ def test_improper_uniform(backend):
         dist.ImproperUniform("positive")
     s = dist.ImproperUniform(constraints.simplex, (), (3,))
     assert s.support is constraints.simplex
+
+
+def test_unit(backend, dtype):
+    """NumPyro's ``Unit``: ``log_prob`` is ``log_factor`` whatever the empty value."""
+    log_factor = np.array([0.5, -1.25])
+    d = dist.Unit(ops.asarray(log_factor))
+    assert d.batch_shape == (2,) and d.event_shape == (0,)
+    assert d.support is constraints.real
+    np.testing.assert_array_equal(to_numpy(d.log_prob(ops.zeros((2, 0)))), log_factor)
+    np.testing.assert_array_equal(to_numpy(d.log_prob(ops.zeros((3, 2, 0)))),
+                                  np.broadcast_to(log_factor, (3, 2)))
+    x = d.sample(ppl.random.key(0), (3,))
+    assert tuple(ops.shape(x)) == (3, 2, 0)
+    e = d.expand((4, 2))
+    assert e.batch_shape == (4, 2) and e.event_shape == (0,)
+    np.testing.assert_array_equal(to_numpy(e.log_prob(ops.zeros((4, 2, 0)))),
+                                  np.broadcast_to(log_factor, (4, 2)))
+    assert tuple(ops.shape(e.sample(ppl.random.key(1), (5,)))) == (5, 4, 2, 0)
+    s = dist.Unit(-1.5)
+    assert s.batch_shape == () and float(to_numpy(s.log_prob(ops.zeros((0,))))) == -1.5
+    # d log_prob / d log_factor = 1 for every entry
+    g = ops.grad(lambda f: ops.sum(dist.Unit(f).log_prob(ops.zeros((3, 2, 0)))))(
+        ops.asarray(log_factor))
+    np.testing.assert_allclose(to_numpy(g), [3.0, 3.0])
 
 
 def test_contract_flags(backend):

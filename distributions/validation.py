@@ -1,0 +1,188 @@
+"""Argument checking for every family, in one place: parameter shapes (which must broadcast into
+a batch), exactly-one-of choices (``probs=`` / ``logits=``), minimum ranks, and the optional
+value checks of ``validate_args``.
+
+Every error names the family and the parameter, says what was expected and how to fix it:
+
+>>> import ppl
+>>> import ppl.distributions as dist
+>>> with ppl.use_backend("numpy"):
+...     try:
+...         dist.Normal(ppl.ops.zeros(3), ppl.ops.ones(4))
+...     except ValueError as err:
+...         print(str(err).split(";")[0])
+Normal: loc with shape (3,) and scale with shape (4,) do not broadcast
+
+Value checks are off by default for speed. Turn them on per distribution (``validate_args=True``)
+or for every distribution created afterwards with :func:`enable_validation`. They check
+parameters against ``arg_constraints`` at construction and values against ``support`` in
+``log_prob``, raising ``ValueError``; values inside a compiled trace (JAX ``jit``) are never
+checked.
+"""
+
+from __future__ import annotations
+
+import functools
+
+import numpy as np
+
+from ppl import ops
+from ppl.distributions import constraints
+from ppl.distributions.util import describe, is_concrete
+
+__all__ = [
+    "batch_shape_of",
+    "check_ordered",
+    "check_parameters",
+    "check_support",
+    "enable_validation",
+    "exactly_one",
+    "is_validation_enabled",
+    "require_ndim",
+    "validate_sample",
+]
+
+_VALIDATION = [False]
+
+
+def enable_validation(is_validate: bool = True) -> None:
+    """Check parameters and ``log_prob`` values of every distribution created from now on.
+
+    Off by default (checks cost time in every ``log_prob`` evaluation). A distribution's own
+    ``validate_args=`` argument takes precedence.
+    """
+    _VALIDATION[0] = bool(is_validate)
+
+
+def is_validation_enabled() -> bool:
+    """Whether :func:`enable_validation` is on."""
+    return _VALIDATION[0]
+
+
+def validate_sample(log_prob):
+    """Decorator for ``log_prob``: check the value against ``support`` when validating."""
+
+    @functools.wraps(log_prob)
+    def wrapper(self, value, *args, **kwargs):
+        if self._validate_args:
+            check_support(self, value)
+        return log_prob(self, value, *args, **kwargs)
+
+    return wrapper
+
+
+def _family(dist) -> str:
+    return type(dist).__name__
+
+
+def _join(words) -> str:
+    """``a``, ``a and b``, ``a, b and c``."""
+    words = list(words)
+    return words[0] if len(words) == 1 else ", ".join(words[:-1]) + " and " + words[-1]
+
+
+def batch_shape_of(dist, *names: str) -> tuple:
+    """The batch shape of ``dist``: the broadcast of its parameters ``names`` (default: every
+    entry of ``dist.arg_constraints`` stored on ``dist``; ``None`` ones are skipped), each
+    without the event dims its constraint declares (``probs`` of a Multinomial has one).
+
+    Raises ``ValueError`` naming the family and each parameter with its shape when they do not
+    broadcast.
+    """
+    names = names or tuple(n for n in dist.arg_constraints if n in vars(dist))
+    shapes = {}
+    for name in names:
+        value = getattr(dist, name)
+        if value is None:
+            continue
+        shape = tuple(ops.shape(value))
+        event_dim = dist.arg_constraints[name].event_dim
+        shapes[name] = (shape[: len(shape) - event_dim] if event_dim else shape, shape)
+    try:
+        return tuple(ops.broadcast_shapes(*(batch for batch, _ in shapes.values())))
+    except ValueError as err:
+        parts = [f"{name} with shape {shape}" if batch == shape else
+                 f"{name} with batch shape {batch} (shape {shape})"
+                 for name, (batch, shape) in shapes.items()]
+        raise ValueError(
+            f"{_family(dist)}: {_join(parts)} do not broadcast; give the parameters shapes "
+            "that broadcast under NumPy's rules (equal sizes, or 1, aligned from the right), "
+            "e.g. with a reshape or ppl.ops.expand_dims.") from err
+
+
+def exactly_one(dist, **options) -> tuple:
+    """``(name, value)`` of the one keyword of ``options`` that is not ``None``.
+
+    Raises ``ValueError`` naming the family and the alternatives when none or several are given.
+    """
+    given = [name for name, value in options.items() if value is not None]
+    if len(given) != 1:
+        raise ValueError(
+            f"{_family(dist)}: pass exactly one of {_join(f'{n}=' for n in options)} (got "
+            f"{_join(given) if given else 'none'}).")
+    return given[0], options[given[0]]
+
+
+def require_ndim(dist, name: str, value, ndim: int, what: str) -> None:
+    """Raise ``ValueError`` unless parameter ``name`` has at least ``ndim`` dims (``what`` says
+    what its rightmost dims hold)."""
+    shape = tuple(ops.shape(value))
+    if len(shape) < ndim:
+        word = {1: "one", 2: "two"}.get(ndim, str(ndim))
+        raise ValueError(
+            f"{_family(dist)}: {name} must have at least {ndim} dimension(s) ({what}), got shape "
+            f"{shape}. Pass an array with at least {word} dimension(s).")
+
+
+def _check(constraint, value):
+    """``(ok, inside_mask)`` as NumPy values, or ``(True, None)`` if the check is traced (a
+    compiled trace turns even constants into abstract values, so the result is tested too)."""
+    if not is_concrete(value):
+        return True, None
+    inside = constraint.check(value)
+    if not is_concrete(inside):
+        return True, None
+    inside = np.asarray(ops.to_numpy(inside))
+    return bool(np.all(inside)), inside
+
+
+def check_parameters(dist) -> None:
+    """Check every parameter of ``dist`` named in ``arg_constraints`` (skipping dependent and
+    ``None`` ones), raising ``ValueError`` with the family, parameter, constraint and value."""
+    for name, constraint in dist.arg_constraints.items():
+        if constraints.is_dependent(constraint) or name not in dist.__dict__:
+            continue
+        value = dist.__dict__[name]
+        if value is None:
+            continue
+        ok, inside = _check(constraint, value)
+        if not ok:
+            raise ValueError(
+                f"{_family(dist)}: parameter {name!r} must satisfy the constraint "
+                f"{constraint!r}, but got {name}={describe(value, inside)}. "
+                f"Pass {name} inside {constraint!r}.")
+
+
+def check_ordered(dist, lo_name: str, hi_name: str) -> None:
+    """Check ``lo < hi`` entrywise for the parameters ``lo_name`` and ``hi_name`` of ``dist``
+    (skipped on traced values)."""
+    lo, hi = getattr(dist, lo_name), getattr(dist, hi_name)
+    ok, _ = _check(constraints.positive, hi - lo)
+    if not ok:
+        raise ValueError(
+            f"{_family(dist)}: parameter {hi_name!r} must satisfy the constraint "
+            f"greater_than({lo_name}) (it must exceed {lo_name!r}); got {lo_name}="
+            f"{describe(lo)}, {hi_name}={describe(hi)}. Pass {lo_name} < {hi_name}.")
+
+
+def check_support(dist, value) -> None:
+    """Raise ``ValueError`` if ``value`` lies outside ``dist.support`` (skipped for dependent
+    supports and traced values)."""
+    support = dist.support
+    if support is None or constraints.is_dependent(support):
+        return
+    ok, inside = _check(support, value)
+    if not ok:
+        raise ValueError(
+            f"{_family(dist)}.log_prob: value outside the support {support!r}: "
+            f"got {describe(value, inside)}.")

@@ -1,0 +1,81 @@
+"""Parameters whose shapes do not broadcast: every family with several parameters raises a
+``ValueError`` that names the family and each parameter with its shape (not the backend op
+that failed), on every backend."""
+
+from __future__ import annotations
+
+import re
+
+import numpy as np
+import pytest
+
+import ppl.distributions as dist
+from ppl import ops
+
+
+def _a(shape, fill=1.0):
+    return ops.asarray(np.full(shape, fill))
+
+
+def _eye(batch, n=2):
+    return ops.asarray(np.broadcast_to(np.eye(n), tuple(batch) + (n, n)).copy())
+
+
+# (id, build, the parameters the message must list, in order)
+CASES = [
+    ("Normal", lambda: dist.Normal(_a(3, 0.0), _a(4)),
+     "loc with shape (3,) and scale with shape (4,)"),
+    ("Cauchy", lambda: dist.Cauchy(_a(3, 0.0), _a((2, 4))),
+     "loc with shape (3,) and scale with shape (2, 4)"),
+    ("Laplace", lambda: dist.Laplace(_a(3, 0.0), _a(4)),
+     "loc with shape (3,) and scale with shape (4,)"),
+    ("Logistic", lambda: dist.Logistic(_a(3, 0.0), _a(4)),
+     "loc with shape (3,) and scale with shape (4,)"),
+    ("StudentT", lambda: dist.StudentT(_a(2, 3.0), _a(3, 0.0), _a(4)),
+     "df with shape (2,), loc with shape (3,) and scale with shape (4,)"),
+    ("LogNormal", lambda: dist.LogNormal(_a(3, 0.0), _a(4)),
+     "loc with shape (3,) and scale with shape (4,)"),
+    ("Gamma", lambda: dist.Gamma(_a(3), _a(4)),
+     "concentration with shape (3,) and rate with shape (4,)"),
+    ("InverseGamma", lambda: dist.InverseGamma(_a(3), _a(4)),
+     "concentration with shape (3,) and rate with shape (4,)"),
+    ("Weibull", lambda: dist.Weibull(_a(3), _a(4)),
+     "scale with shape (3,) and concentration with shape (4,)"),
+    ("Beta", lambda: dist.Beta(_a(3), _a(4)),
+     "concentration1 with shape (3,) and concentration0 with shape (4,)"),
+    ("Uniform", lambda: dist.Uniform(_a(3, 0.0), _a(4)),
+     "low with shape (3,) and high with shape (4,)"),
+    ("TruncatedNormal", lambda: dist.TruncatedNormal(_a(3, 0.0), 1.0, high=_a(4)),
+     "loc with shape (3,), scale with shape () and high with shape (4,)"),
+    ("Binomial", lambda: dist.Binomial(_a(3, 5.0), probs=_a(4, 0.5)),
+     "total_count with shape (3,) and probs with shape (4,)"),
+    ("Binomial-logits", lambda: dist.Binomial(_a(3, 5.0), logits=_a(4, 0.0)),
+     "total_count with shape (3,) and logits with shape (4,)"),
+    ("NegativeBinomial", lambda: dist.NegativeBinomial(_a(3, 2.0), probs=_a(4, 0.5)),
+     "total_count with shape (3,) and probs with shape (4,)"),
+    ("Multinomial", lambda: dist.Multinomial(_a(3, 5.0), probs=_a((4, 2), 0.5)),
+     "total_count with shape (3,) and probs with batch shape (4,) (shape (4, 2))"),
+    ("MultivariateNormal", lambda: dist.MultivariateNormal(_a((3, 2), 0.0),
+                                                           covariance_matrix=_eye((4,))),
+     "loc with batch shape (3,) (shape (3, 2)) and covariance_matrix with batch shape (4,) "
+     "(shape (4, 2, 2))"),
+]
+
+
+@pytest.mark.dtypes("float32")
+@pytest.mark.parametrize("case", CASES, ids=[c[0] for c in CASES])
+def test_parameters_that_do_not_broadcast(case, backend):
+    name, build, params = case
+    family = name.split("-")[0]
+    expected = f"{family}: {params} do not broadcast"
+    with pytest.raises(ValueError, match=re.escape(expected)) as err:
+        build()
+    assert "broadcast_shapes" not in str(err.value), str(err.value)
+
+
+@pytest.mark.dtypes("float32")
+def test_parameters_that_broadcast(backend):
+    """The check rejects only what NumPy's rules reject (size-1 and missing dims broadcast)."""
+    assert dist.Normal(_a((2, 1), 0.0), _a(3)).batch_shape == (2, 3)
+    assert dist.Multinomial(_a((2, 1), 4.0), probs=_a((3, 2), 0.5)).batch_shape == (2, 3)
+    assert dist.TruncatedNormal(0.0, _a(3), low=None, high=_a((2, 1))).batch_shape == (2, 3)
