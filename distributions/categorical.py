@@ -22,7 +22,6 @@ from ppl.distributions import constraints
 from ppl.distributions.discrete import (
     _INT,
     _as_int,
-    _broadcast_to,
     _Derived,
     _expand_support,
     _is_count,
@@ -164,10 +163,10 @@ class Multinomial(_CategoricalBase):
         # Conditional binomials: x_k ~ Binomial(n - sum_{j<k} x_j, p_k / sum_{j>=k} p_j).
         shape = tuple(sample_shape) + self.batch_shape
         k = self.num_categories
-        p = _broadcast_to(self.probs, self.batch_shape + (k,))
+        p = ops.broadcast_to(self.probs, self.batch_shape + (k,))
         tail = ops.flip(ops.cumsum(ops.flip(p, axis=-1), axis=-1), axis=-1)
         ratio = ops.clip(p / ops.where(tail > 0, tail, 1.0), 0.0, 1.0)
-        remaining = _broadcast_to(self.total_count, shape)
+        remaining = ops.broadcast_to(self.total_count, shape)
         counts = []
         keys = ppl.random.split(key, max(k - 1, 1))
         for j in range(k - 1):
@@ -192,11 +191,11 @@ class Multinomial(_CategoricalBase):
 
     @property
     def mean(self):
-        return _broadcast_to(ops.expand_dims(self.total_count, -1) * self.probs,
+        return ops.broadcast_to(ops.expand_dims(self.total_count, -1) * self.probs,
                                 self.batch_shape + self.event_shape)
 
     @property
     def variance(self):
         p = self.probs
-        return _broadcast_to(ops.expand_dims(self.total_count, -1) * p * (1.0 - p),
+        return ops.broadcast_to(ops.expand_dims(self.total_count, -1) * p * (1.0 - p),
                                 self.batch_shape + self.event_shape)

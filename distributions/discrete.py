@@ -73,17 +73,6 @@ def _is_count(value, upper=None):
     return inside
 
 
-def _broadcast_to(x, shape):
-    """``ops.broadcast_to`` that first adds the missing leading dims with a reshape, so the
-    result stays differentiable on every backend (autograd's ``broadcast_to`` VJP rejects added
-    leading dims)."""
-    shape = tuple(shape)
-    missing = len(shape) - ops.ndim(x)
-    if missing > 0:
-        x = ops.reshape(x, (1,) * missing + tuple(ops.shape(x)))
-    return ops.broadcast_to(x, shape)
-
-
 def _as_int(x):
     return ops.astype(x, _INT)
 
@@ -138,7 +127,7 @@ def _expand_support(values, batch_shape, expand):
     """``values`` (shape ``(n,)``) as ``(n,) + (1,) * len(batch)`` or broadcast to the batch."""
     values = ops.reshape(values, (-1,) + (1,) * len(batch_shape))
     if expand:
-        values = _broadcast_to(values, ops.shape(values)[:1] + tuple(batch_shape))
+        values = ops.broadcast_to(values, ops.shape(values)[:1] + tuple(batch_shape))
     return values
 
 
@@ -180,12 +169,12 @@ class Bernoulli(_BinaryFamily):
 
     @property
     def mean(self):
-        return _broadcast_to(self.probs, self.batch_shape)
+        return ops.broadcast_to(self.probs, self.batch_shape)
 
     @property
     def variance(self):
         p = self.probs
-        return _broadcast_to(p * (1.0 - p), self.batch_shape)
+        return ops.broadcast_to(p * (1.0 - p), self.batch_shape)
 
     def entropy(self):
         log_p, log_q = self._log_p_and_q()
@@ -220,8 +209,8 @@ class Binomial(_BinaryFamily):
 
     def sample(self, key, sample_shape=()):
         p = self.probs
-        n = _broadcast_to(self.total_count, self.batch_shape)
-        return _as_int(ppl.random.binomial(key, n, _broadcast_to(p, self.batch_shape),
+        n = ops.broadcast_to(self.total_count, self.batch_shape)
+        return _as_int(ppl.random.binomial(key, n, ops.broadcast_to(p, self.batch_shape),
                                            self.shape(sample_shape), ops.dtype_of(p)))
 
     @validate_sample
@@ -245,12 +234,12 @@ class Binomial(_BinaryFamily):
 
     @property
     def mean(self):
-        return _broadcast_to(self.total_count * self.probs, self.batch_shape)
+        return ops.broadcast_to(self.total_count * self.probs, self.batch_shape)
 
     @property
     def variance(self):
         p = self.probs
-        return _broadcast_to(self.total_count * p * (1.0 - p), self.batch_shape)
+        return ops.broadcast_to(self.total_count * p * (1.0 - p), self.batch_shape)
 
 
 class Poisson(Distribution):
@@ -281,11 +270,11 @@ class Poisson(Distribution):
 
     @property
     def mean(self):
-        return _broadcast_to(self.rate, self.batch_shape)
+        return ops.broadcast_to(self.rate, self.batch_shape)
 
     @property
     def variance(self):
-        return _broadcast_to(self.rate, self.batch_shape)
+        return ops.broadcast_to(self.rate, self.batch_shape)
 
 
 class NegativeBinomial(_BinaryFamily):
@@ -321,7 +310,7 @@ class NegativeBinomial(_BinaryFamily):
     def sample(self, key, sample_shape=()):
         k_gamma, k_poisson = ppl.random.split(key, 2)
         shape = self.shape(sample_shape)
-        g = ppl.random.gamma(k_gamma, _broadcast_to(self.total_count, self.batch_shape),
+        g = ppl.random.gamma(k_gamma, ops.broadcast_to(self.total_count, self.batch_shape),
                              shape)
         return _as_int(ppl.random.poisson(k_poisson, g * self._odds(), shape))
 
@@ -336,11 +325,11 @@ class NegativeBinomial(_BinaryFamily):
 
     @property
     def mean(self):
-        return _broadcast_to(self.total_count * self._odds(), self.batch_shape)
+        return ops.broadcast_to(self.total_count * self._odds(), self.batch_shape)
 
     @property
     def variance(self):
-        return _broadcast_to(self.total_count * self._odds() / (1.0 - self.probs),
+        return ops.broadcast_to(self.total_count * self._odds() / (1.0 - self.probs),
                                 self.batch_shape)
 
 
@@ -376,9 +365,9 @@ class Geometric(_BinaryFamily):
     @property
     def mean(self):
         p = self.probs
-        return _broadcast_to((1.0 - p) / p, self.batch_shape)
+        return ops.broadcast_to((1.0 - p) / p, self.batch_shape)
 
     @property
     def variance(self):
         p = self.probs
-        return _broadcast_to((1.0 - p) / (p * p), self.batch_shape)
+        return ops.broadcast_to((1.0 - p) / (p * p), self.batch_shape)

@@ -18,7 +18,6 @@ import math
 import ppl
 from ppl import ops
 from ppl.distributions import constraints
-from ppl.distributions.discrete import _broadcast_to
 from ppl.distributions.distribution import Distribution, validate_sample
 from ppl.distributions.util import as_float, finfo
 
@@ -153,13 +152,13 @@ class MultivariateNormal(Distribution):
                 f"shape {ops.shape(matrix)}.")
         loc = as_float(loc)
         if ops.ndim(loc) == 0:
-            loc = _broadcast_to(loc, (n,))
+            loc = ops.broadcast_to(loc, (n,))
         if ops.shape(loc)[-1] != n:
             raise ValueError(
                 f"MultivariateNormal: loc has size {ops.shape(loc)[-1]} in its last dim but "
                 f"{self._param} is {n} x {n}; they must match.")
         batch = ops.broadcast_shapes(ops.shape(loc)[:-1], ops.shape(matrix)[:-2])
-        self.loc = _broadcast_to(loc, batch + (n,))
+        self.loc = ops.broadcast_to(loc, batch + (n,))
         setattr(self, self._param, matrix)
         # Validate the given matrix before factorizing it (a Cholesky of a non-PD matrix fails).
         super().__init__(batch, (n,), validate_args=validate_args)
@@ -199,8 +198,8 @@ class MultivariateNormal(Distribution):
         n = self.event_shape[0]
         l = self._scale_tril
         shape = ops.broadcast_shapes(ops.shape(diff)[:-1], ops.shape(l)[:-2])
-        l = _broadcast_to(l, shape + (n, n))
-        diff = _broadcast_to(diff, shape + (n,))
+        l = ops.broadcast_to(l, shape + (n, n))
+        diff = ops.broadcast_to(diff, shape + (n,))
         z = ops.solve_triangular(l, ops.expand_dims(diff, -1), lower=True)[..., 0]
         half_log_det = ops.sum(ops.log(ops.diagonal(l, axis1=-2, axis2=-1)), axis=-1)
         return -0.5 * ops.sum(z * z, axis=-1) - half_log_det - n * _HALF_LOG_2PI
@@ -212,13 +211,13 @@ class MultivariateNormal(Distribution):
     @property
     def variance(self):
         l = self._scale_tril
-        return _broadcast_to(ops.sum(l * l, axis=-1), self.batch_shape + self.event_shape)
+        return ops.broadcast_to(ops.sum(l * l, axis=-1), self.batch_shape + self.event_shape)
 
     def entropy(self):
         n = self.event_shape[0]
         half_log_det = ops.sum(ops.log(ops.diagonal(self._scale_tril, axis1=-2, axis2=-1)),
                                axis=-1)
-        return _broadcast_to(n * (0.5 + _HALF_LOG_2PI) + half_log_det, self.batch_shape)
+        return ops.broadcast_to(n * (0.5 + _HALF_LOG_2PI) + half_log_det, self.batch_shape)
 
 
 class LKJCholesky(Distribution):

@@ -150,8 +150,8 @@ class MCMC:
     progress_bar
         Show a tqdm bar (phase, iterations per second, step size, divergences).
     chunk_size
-        Iterations per compiled call (default: about 1/20 of a phase, 10 to 100, on compiling
-        backends; 1 on eager ones).
+        Iterations per compiled call (default: about 1/20 of a phase, 10 to 100, on backends
+        whose control flow compiles, ``backend.compiles_control_flow``; 1 on the others).
 
     Examples
     --------
@@ -284,7 +284,7 @@ class MCMC:
         chunk_fn = _make_chunk_fn(self.kernel, self.kernel.build_kernel(), vg, 1, dtype)
         carries = [tree.map(lambda a, c=c: a[c:c + 1], carry) for c in range(C)]
         keys = [ppl.random.fold_in(k_run, c) for c in range(C)]
-        if method == "parallel" and ppl.get_backend().compiles and ops.device_count() >= C:
+        if method == "parallel" and ops.device_count() >= C:
             return self._run_on_devices(chunk_fn, carry, keys, num_warmup, num_samples)
         if method == "sequential":
             results = [self._run_batch(chunk_fn, carries[c], keys[c], num_warmup, num_samples,
@@ -342,7 +342,7 @@ class MCMC:
     def _chunk_size(self, num_warmup, num_samples):
         if self.chunk_size is not None:
             return self.chunk_size
-        if not ppl.get_backend().compiles:
+        if not ppl.get_backend().compiles_control_flow:
             return 1
         longest = max(num_warmup, num_samples)
         return int(min(100, max(10, -(-longest // 20))))

@@ -16,7 +16,7 @@ class NN:
     """Activations, ``softmax``/``log_softmax`` and ``one_hot``."""
 
     def relu(self, x):
-        return self.maximum(x, 0.0)
+        return self.maximum(x, 0)     # an int 0: integer input stays integer
 
     @floating()
     def sigmoid(self, x):

@@ -41,6 +41,13 @@ class NumpyCore:
                 return x
         return self.astype(x, self._np_dtype)
 
+    def float_operands(self, *xs):
+        """:meth:`float_operand` of each operand; Python numbers next to a floating array stay
+        Python numbers, which NumPy treats as weakly typed (``x32 / 2`` stays float32)."""
+        if any(getattr(getval(x), "dtype", np.dtype(int)).kind in "fc" for x in xs):
+            return [x if type(x) in (bool, int, float) else self.float_operand(x) for x in xs]
+        return [self.float_operand(x) for x in xs]
+
     # ------------------------------------------------------------------ conversion
     def asarray(self, x, dtype=None):
         if isinstance(x, Box):
