@@ -115,26 +115,43 @@ def floating_ops(cls) -> dict[str, tuple[tuple[int, str], ...]]:
     return out
 
 
-def _wrap(impl, operands, static):
-    """``impl`` with its floating operands (passed by position or by name) converted first."""
-    if len(operands) == 1 and operands[0][0] == 0:
-        name = operands[0][1]
+def _wrap(impl, operands, static, unary):
+    """``impl`` with its floating operands (passed by position or by name) converted first.
+    This wrapper runs on every call of every floating op, so the common call shapes take short
+    paths: ``op(x)``, ``op(x, *options)``, and all ``n`` operands by position."""
+    n = len(operands)
+    leading = tuple(i for i, _ in operands) == tuple(range(n))
 
-        def method(self, *args, **kwargs):
-            if args:
-                args = (self.float_operand(args[0]),) + args[1:]
-            else:
+    def converted(self, args, kwargs):
+        if leading and len(args) >= n:
+            return (*self.float_operands(*args[:n]), *args[n:])
+        args = list(args)
+        given = [i for i, _ in operands if i < len(args)]
+        for i, value in zip(given, self.float_operands(*(args[i] for i in given))):
+            args[i] = value
+        for i, name in operands:
+            if i >= len(args) and name in kwargs:
                 kwargs[name] = self.float_operand(kwargs[name])
-            return impl(*args, **kwargs) if static else impl(self, *args, **kwargs)
+        return args
+
+    if unary:       # the protocol signature is (self, x)
+        if static:
+            def method(self, x):
+                return impl(self.float_operand(x))
+        else:
+            def method(self, x):
+                return impl(self, self.float_operand(x))
+    elif n == 1 and leading and operands[0][1] == "x":      # (self, x, options...)
+        if static:
+            def method(self, x, *args, **kwargs):
+                return impl(self.float_operand(x), *args, **kwargs)
+        else:
+            def method(self, x, *args, **kwargs):
+                return impl(self, self.float_operand(x), *args, **kwargs)
     else:
         def method(self, *args, **kwargs):
-            args = list(args)
-            given = [i for i, _ in operands if i < len(args)]
-            for i, value in zip(given, self.float_operands(*(args[i] for i in given))):
-                args[i] = value
-            for i, name in operands:
-                if i >= len(args) and name in kwargs:
-                    kwargs[name] = self.float_operand(kwargs[name])
+            args = self.float_operands(*args) if leading and len(args) == n and not kwargs \
+                else converted(self, args, kwargs)
             return impl(*args, **kwargs) if static else impl(self, *args, **kwargs)
     functools.update_wrapper(method, impl)
     method.__ppl_floating__ = operands
@@ -151,7 +168,10 @@ def apply_float_policy(cls, ops: dict) -> None:
         impl = raw.__func__ if static else raw
         if getattr(impl, "__ppl_policy__", False):
             continue
-        setattr(cls, name, _wrap(impl, operands, static))
+        declared = next(vars(k)[name] for k in reversed(cls.__mro__)
+                        if hasattr(vars(k).get(name), "__ppl_floating__"))
+        unary = list(inspect.signature(declared).parameters) == ["self", "x"]
+        setattr(cls, name, _wrap(impl, operands, static, unary))
 
 
 class DtypePolicy:

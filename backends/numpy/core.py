@@ -1,8 +1,9 @@
 """numpy backend: conversion, creation, elementwise ops, reductions and shapes.
 
 Differentiable ops are ``autograd.numpy``'s; where autograd has no VJP (``flip``, ``take``,
-``np.sort`` beyond 1-D, ``diagonal`` off the last two axes, ``broadcast_to`` with new leading
-axes) the op is rebuilt from ones it can differentiate.
+``take_along_axis``, ``np.sort`` beyond 1-D, ``broadcast_to`` with new leading axes) the op is
+rebuilt from ones it can differentiate, and the rest are autograd primitives with their VJPs
+(:mod:`ppl.backends.numpy.primitives`).
 """
 
 from __future__ import annotations
@@ -16,6 +17,10 @@ from ppl.backends.common.dtypes import dtype_name
 from ppl.backends.numpy import primitives as prims
 
 __all__ = ["NumpyCore"]
+
+
+_NO_DTYPE = np.dtype(object)       # the "dtype" of Python numbers (kind "O")
+_PY_NUMBERS = (bool, int, float)
 
 
 def _axis(axis):
@@ -32,6 +37,8 @@ class NumpyCore:
     def float_operand(self, x):
         """``x`` as a floating array: NumPy arrays and Python numbers of integer or boolean
         kind become ``self.dtype``, Python floats too (NumPy would make them float64)."""
+        if type(x) is np.ndarray and x.dtype.kind in "fc":
+            return x
         dtype = getattr(getval(x), "dtype", None)
         if dtype is not None and dtype.kind in "fc":
             return x
@@ -44,8 +51,14 @@ class NumpyCore:
     def float_operands(self, *xs):
         """:meth:`float_operand` of each operand; Python numbers next to a floating array stay
         Python numbers, which NumPy treats as weakly typed (``x32 / 2`` stays float32)."""
-        if any(getattr(getval(x), "dtype", np.dtype(int)).kind in "fc" for x in xs):
-            return [x if type(x) in (bool, int, float) else self.float_operand(x) for x in xs]
+        for x in xs:
+            if type(x) is not np.ndarray or x.dtype.kind not in "fc":
+                break
+        else:
+            return xs
+        kinds = [getattr(getval(x), "dtype", _NO_DTYPE).kind for x in xs]
+        if "f" in kinds or "c" in kinds:
+            return [x if type(x) in _PY_NUMBERS else self.float_operand(x) for x in xs]
         return [self.float_operand(x) for x in xs]
 
     # ------------------------------------------------------------------ conversion

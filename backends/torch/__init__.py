@@ -13,6 +13,7 @@ machinery they use:
 * :mod:`.keys`: functional keys (``int64[2]`` key material) and the custom op through which
   every draw goes, with a batching rule for ``vmap`` over keys (``vmap_random_draws = True``).
 * :mod:`.indexing`: out-of-place index updates under ``torch.func``.
+* :mod:`.transforms`: reading tensors inside ``torch.func`` transforms.
 * :mod:`.betainc`: the regularised incomplete beta function, which torch lacks
   (``gammainc``/``gammaincc``/``betainc`` are differentiable in ``x`` only).
 """

@@ -8,6 +8,7 @@ import numpy as np
 import torch
 
 from ppl.backends.common.dtypes import DTYPE_NAMES, dtype_name
+from ppl.backends.torch import transforms
 from ppl.backends.torch.indexing import flat_put
 
 __all__ = ["TorchCore"]
@@ -53,6 +54,19 @@ class TorchCore:
             return x
         return x.to(self._float)
 
+    def float_operands(self, *xs):
+        """:meth:`float_operand` of each operand (all become tensors: some torch functions
+        take no Python numbers)."""
+        for x in xs:
+            if not (isinstance(x, _Tensor) and x.is_floating_point()):
+                return [self.float_operand(x) for x in xs]
+        return xs
+
+    def _along(self, x, axis):
+        """``(x, axis)`` as a tensor and a dim, ``axis=None`` meaning the flattened array."""
+        x = self._t(x)
+        return (x.reshape(-1), 0) if axis is None else (x, axis)
+
     @staticmethod
     def _all(x, axis):
         if axis is None:
@@ -95,16 +109,7 @@ class TorchCore:
         return torch.tensor(a, dtype=dt, device=self._device)
 
     def to_numpy(self, x):
-        if isinstance(x, _Tensor):
-            if torch._C._are_functorch_transforms_active():
-                # Under torch.func.grad the values are readable once unwrapped.
-                ft = torch._C._functorch
-                while ft.is_functorch_wrapped_tensor(x) and not ft.is_batchedtensor(x):
-                    x = ft.get_unwrapped(x)
-                with torch._C._DisableFuncTorch():
-                    return x.detach().cpu().numpy().copy()
-            return x.detach().cpu().numpy()
-        return np.asarray(x)
+        return transforms.to_numpy(x) if isinstance(x, _Tensor) else np.asarray(x)
 
     def is_array(self, x):
         return isinstance(x, _Tensor)
@@ -112,14 +117,7 @@ class TorchCore:
     def is_tracer(self, x):
         """Whether ``x`` is batched by an enclosing ``vmap`` (its values cannot be read);
         under ``grad`` alone values stay readable."""
-        if not (isinstance(x, _Tensor) and torch._C._are_functorch_transforms_active()):
-            return False
-        ft = torch._C._functorch
-        while ft.is_functorch_wrapped_tensor(x):
-            if ft.is_batchedtensor(x):
-                return True
-            x = ft.get_unwrapped(x)
-        return False
+        return isinstance(x, _Tensor) and transforms.is_batched(x)
 
     def shape(self, x):
         return tuple(x.shape) if isinstance(x, _Tensor) else tuple(np.shape(x))
@@ -286,26 +284,16 @@ class TorchCore:
         x = self._t(x)
         return torch.any(x, dim=self._all(x, axis), keepdim=keepdims)
 
-    def cumsum(self, x, axis=0):
-        x = self._t(x)
-        return torch.cumsum(x.reshape(-1) if axis is None else x, dim=0 if axis is None else axis)
-
-    def cumprod(self, x, axis=0):
-        x = self._t(x)
-        return torch.cumprod(x.reshape(-1) if axis is None else x,
-                             dim=0 if axis is None else axis)
+    def cumsum(self, x, axis=0): return torch.cumsum(*self._along(x, axis))
+    def cumprod(self, x, axis=0): return torch.cumprod(*self._along(x, axis))
 
     def sort(self, x, axis=-1):
-        x = self._t(x)
-        if axis is None:
-            x, axis = x.reshape(-1), 0
-        return torch.sort(x, dim=axis, stable=True).values
+        x, dim = self._along(x, axis)
+        return torch.sort(x, dim=dim, stable=True).values
 
     def argsort(self, x, axis=-1):
-        x = self._t(x)
-        if axis is None:
-            x, axis = x.reshape(-1), 0
-        return torch.argsort(x, dim=axis, stable=True)
+        x, dim = self._along(x, axis)
+        return torch.argsort(x, dim=dim, stable=True)
 
     def mean(self, x, axis=None, keepdims=False): return torch.mean(x, dim=axis, keepdim=keepdims)
 
