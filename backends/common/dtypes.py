@@ -12,8 +12,9 @@
   runs, and floating arrays are passed through untouched (a float32 array stays float32 on a
   float64 backend). :func:`apply_float_policy` wraps every backend class's implementation of
   such an op, so no backend can forget the rule; a backend only says *how* to convert
-  (:meth:`DtypePolicy.float_operand`). This is the rule NumPy lacks (``np.exp`` of an ``int64``
-  array is float64 on a float32 backend) and torch has only for some ops.
+  (:meth:`DtypePolicy.float_operand`). NumPy lacks the rule (``np.exp`` of an ``int64`` array is
+  float64 on a float32 backend, of a ``bool`` array float16) and torch applies it with its
+  process-wide default dtype instead of the backend's.
 * **Devices.** ``"cpu"``, ``"cuda"``, ``"cuda:1"``, ``"gpu"``, ``"tpu:0"``...: a platform and an
   optional index (:func:`parse_device`); each backend maps them to its framework's devices.
 """
@@ -26,7 +27,8 @@ import inspect
 import numpy as np
 
 __all__ = ["FLOAT_DTYPES", "DTYPE_NAMES", "DtypePolicy", "apply_float_policy",
-           "check_float_dtype", "dtype_name", "floating", "floating_ops", "parse_device"]
+           "check_float_dtype", "dtype_name", "floating", "floating_ops", "is_floating_name",
+           "parse_device"]
 
 #: the float dtypes a backend can compute in
 FLOAT_DTYPES = ("float32", "float64")
