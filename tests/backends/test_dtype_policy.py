@@ -22,7 +22,7 @@ from conftest import TEST_BACKENDS
 from ppl import backends as registry
 from ppl import ops
 from ppl.backends import FLOATING_OPS
-from ppl.backends.common.dtypes import parse_device
+from ppl.backends.common.dtypes import DtypePolicy, parse_device
 
 INPUT_KINDS = ("int64", "int32", "bool")
 #: ops whose NumPy reference introduces floats by itself (the ops keep their input's kind)
@@ -98,6 +98,18 @@ def test_floating_ops_keep_floating_input(backend, dtype):
     assert ops.dtype_of(ops.exp(x32)) == "float32"
     assert ops.dtype_of(ops.divide(x32, 2)) == "float32"
     assert ops.dtype_of(ops.xlogy(x32, x32)) == "float32"
+
+
+@pytest.mark.parametrize("value", [np.array([1, 2]), np.array([True, False]), 3, 2.5,
+                                   np.array([0.5], dtype=np.float32)])
+def test_generic_conversion_agrees_with_the_backends_own(backend, value):
+    """``DtypePolicy.float_operand`` (the default a new backend inherits) converts like the
+    fast version each backend here overrides it with."""
+    generic = DtypePolicy.float_operand(backend, ops.asarray(value)
+                                        if isinstance(value, np.ndarray) else value)
+    own = backend.float_operand(ops.asarray(value) if isinstance(value, np.ndarray) else value)
+    assert ops.dtype_of(generic) == ops.dtype_of(own)
+    np.testing.assert_array_equal(ops.to_numpy(generic), ops.to_numpy(own))
 
 
 def test_ops_that_make_floats_are_declared_floating():
