@@ -33,8 +33,8 @@ __all__ = ["FLOAT_DTYPES", "DTYPE_NAMES", "DtypePolicy", "apply_float_policy",
 #: the float dtypes a backend can compute in
 FLOAT_DTYPES = ("float32", "float64")
 #: every dtype name a ``dtype`` argument accepts
-DTYPE_NAMES = ("bool", "int8", "int16", "int32", "int64", "uint8", "float16", "bfloat16",
-               "float32", "float64", "complex64", "complex128")
+DTYPE_NAMES = ("bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64",
+               "float16", "bfloat16", "float32", "float64", "complex64", "complex128")
 _FLOATING_KINDS = frozenset({"float16", "bfloat16", "float32", "float64", "complex64",
                              "complex128"})
 
