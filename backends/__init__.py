@@ -1,7 +1,13 @@
-"""Backend adapters: one module per framework, each a subclass of :class:`Backend`.
+"""Backends: one folder per framework, the same module names in each, and the shared protocol.
 
-``BACKENDS`` maps a backend name to its adapter module, the packages it needs and the pip extra
-that installs them. Adding a backend means adding one module and one line here.
+``ppl.backends.common`` holds the protocol (:class:`Backend`, assembled from one mixin per topic),
+the op tables and the dtype/device policy; ``ppl.backends.numpy``, ``ppl.backends.jax`` and
+``ppl.backends.torch`` each assemble their backend class from mixins in modules of the same names
+(``core``, ``special``, ``linalg``, ``nn``, ``random``, ``autodiff``, ``control_flow``,
+``compile``). ``ppl.backends.tree`` holds the pytree helpers every layer uses.
+
+``BACKENDS`` maps a backend name to its folder, its class, the packages it needs and the pip
+extra that installs them. Adding a backend means adding one folder and one line here.
 """
 
 from __future__ import annotations
@@ -10,10 +16,19 @@ import importlib
 import importlib.util
 from typing import NamedTuple
 
-from ppl.backends.base import LINALG_OPS, NN_OPS, OPS, RANDOM_OPS, Backend
+from ppl.backends.common import (
+    FLOATING_OPS,
+    LINALG_OPS,
+    NN_OPS,
+    NOT_OPS,
+    OPS,
+    RANDOM_OPS,
+    Backend,
+)
+from ppl.backends.common.dtypes import check_float_dtype
 
-__all__ = ["Backend", "BACKENDS", "OPS", "LINALG_OPS", "NN_OPS", "RANDOM_OPS",
-           "installed", "load", "loaded", "owner"]
+__all__ = ["Backend", "BACKENDS", "OPS", "LINALG_OPS", "NN_OPS", "RANDOM_OPS", "NOT_OPS",
+           "FLOATING_OPS", "installed", "load", "loaded", "owner"]
 
 
 class _Entry(NamedTuple):
@@ -51,8 +66,7 @@ def load(name: str, dtype: str = "float32", device: str | None = None) -> Backen
             f"Unknown backend {name!r}. Known backends: {known}; installed here: "
             f"{[n for n in BACKENDS if installed(n)]}."
         )
-    if dtype not in ("float32", "float64"):
-        raise ValueError(f"dtype must be 'float32' or 'float64', got {dtype!r}.")
+    check_float_dtype(dtype)
     key = (name, dtype, device)
     if key in _CACHE:
         return _CACHE[key]

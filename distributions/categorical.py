@@ -18,7 +18,6 @@ import numpy as np
 
 from ppl import ops, random
 from ppl.distributions import constraints
-from ppl.distributions.discrete import _broadcast_to
 from ppl.distributions.distribution import Distribution
 from ppl.distributions.parametrization import derived_parameter, set_one_of
 from ppl.distributions.util import (
@@ -159,10 +158,10 @@ class Multinomial(_CategoricalBase):
         # Conditional binomials: x_k ~ Binomial(n - sum_{j<k} x_j, p_k / sum_{j>=k} p_j).
         shape = tuple(sample_shape) + self.batch_shape
         k = self.num_categories
-        p = _broadcast_to(self.probs, self.batch_shape + (k,))
+        p = ops.broadcast_to(self.probs, self.batch_shape + (k,))
         tail = ops.flip(ops.cumsum(ops.flip(p, axis=-1), axis=-1), axis=-1)
         ratio = ops.clip(p / ops.where(tail > 0, tail, 1.0), 0.0, 1.0)
-        remaining = _broadcast_to(self.total_count, shape)
+        remaining = ops.broadcast_to(self.total_count, shape)
         counts = []
         keys = random.split(key, max(k - 1, 1))
         for j in range(k - 1):
@@ -184,11 +183,11 @@ class Multinomial(_CategoricalBase):
 
     @property
     def mean(self):
-        return _broadcast_to(ops.expand_dims(self.total_count, -1) * self.probs,
+        return ops.broadcast_to(ops.expand_dims(self.total_count, -1) * self.probs,
                                 self.batch_shape + self.event_shape)
 
     @property
     def variance(self):
         p = self.probs
-        return _broadcast_to(ops.expand_dims(self.total_count, -1) * p * (1.0 - p),
+        return ops.broadcast_to(ops.expand_dims(self.total_count, -1) * p * (1.0 - p),
                                 self.batch_shape + self.event_shape)

@@ -45,17 +45,6 @@ __all__ = [
 ]
 
 
-def _broadcast_to(x, shape):
-    """``ops.broadcast_to`` that first adds the missing leading dims with a reshape, so the
-    result stays differentiable on every backend (autograd's ``broadcast_to`` VJP rejects added
-    leading dims)."""
-    shape = tuple(shape)
-    missing = len(shape) - ops.ndim(x)
-    if missing > 0:
-        x = ops.reshape(x, (1,) * missing + tuple(ops.shape(x)))
-    return ops.broadcast_to(x, shape)
-
-
 class _BinaryFamily(Distribution):
     """Plumbing shared by families with one success probability (probs or logits)."""
 
@@ -126,12 +115,12 @@ class Bernoulli(_BinaryFamily):
 
     @property
     def mean(self):
-        return _broadcast_to(self.probs, self.batch_shape)
+        return ops.broadcast_to(self.probs, self.batch_shape)
 
     @property
     def variance(self):
         p = self.probs
-        return _broadcast_to(p * (1.0 - p), self.batch_shape)
+        return ops.broadcast_to(p * (1.0 - p), self.batch_shape)
 
     def entropy(self):
         log_p, log_q = self._log_p_and_q()
@@ -165,8 +154,8 @@ class Binomial(_BinaryFamily):
 
     def sample(self, key, sample_shape=()):
         p = self.probs
-        n = _broadcast_to(self.total_count, self.batch_shape)
-        return as_int(random.binomial(key, n, _broadcast_to(p, self.batch_shape),
+        n = ops.broadcast_to(self.total_count, self.batch_shape)
+        return as_int(random.binomial(key, n, ops.broadcast_to(p, self.batch_shape),
                                       self.shape(sample_shape), ops.dtype_of(p)))
 
     @validate_sample
@@ -188,12 +177,12 @@ class Binomial(_BinaryFamily):
 
     @property
     def mean(self):
-        return _broadcast_to(self.total_count * self.probs, self.batch_shape)
+        return ops.broadcast_to(self.total_count * self.probs, self.batch_shape)
 
     @property
     def variance(self):
         p = self.probs
-        return _broadcast_to(self.total_count * p * (1.0 - p), self.batch_shape)
+        return ops.broadcast_to(self.total_count * p * (1.0 - p), self.batch_shape)
 
 
 class Poisson(Distribution):
@@ -221,11 +210,11 @@ class Poisson(Distribution):
 
     @property
     def mean(self):
-        return _broadcast_to(self.rate, self.batch_shape)
+        return ops.broadcast_to(self.rate, self.batch_shape)
 
     @property
     def variance(self):
-        return _broadcast_to(self.rate, self.batch_shape)
+        return ops.broadcast_to(self.rate, self.batch_shape)
 
 
 class NegativeBinomial(_BinaryFamily):
@@ -260,7 +249,7 @@ class NegativeBinomial(_BinaryFamily):
     def sample(self, key, sample_shape=()):
         k_gamma, k_poisson = random.split(key, 2)
         shape = self.shape(sample_shape)
-        g = random.gamma(k_gamma, _broadcast_to(self.total_count, self.batch_shape), shape)
+        g = random.gamma(k_gamma, ops.broadcast_to(self.total_count, self.batch_shape), shape)
         return as_int(random.poisson(k_poisson, g * self._odds(), shape))
 
     @validate_sample
@@ -272,11 +261,11 @@ class NegativeBinomial(_BinaryFamily):
 
     @property
     def mean(self):
-        return _broadcast_to(self.total_count * self._odds(), self.batch_shape)
+        return ops.broadcast_to(self.total_count * self._odds(), self.batch_shape)
 
     @property
     def variance(self):
-        return _broadcast_to(self.total_count * self._odds() / (1.0 - self.probs),
+        return ops.broadcast_to(self.total_count * self._odds() / (1.0 - self.probs),
                                 self.batch_shape)
 
 
@@ -306,9 +295,9 @@ class Geometric(_BinaryFamily):
     @property
     def mean(self):
         p = self.probs
-        return _broadcast_to((1.0 - p) / p, self.batch_shape)
+        return ops.broadcast_to((1.0 - p) / p, self.batch_shape)
 
     @property
     def variance(self):
         p = self.probs
-        return _broadcast_to((1.0 - p) / (p * p), self.batch_shape)
+        return ops.broadcast_to((1.0 - p) / (p * p), self.batch_shape)

@@ -14,7 +14,6 @@ from __future__ import annotations
 
 from ppl import ops, random
 from ppl.distributions.categorical import Categorical
-from ppl.distributions.discrete import _broadcast_to
 from ppl.distributions.distribution import Distribution
 from ppl.distributions.util import INT_DTYPE, as_float
 from ppl.distributions.validation import validate_sample
@@ -97,10 +96,10 @@ class MixtureSameFamily(Distribution):
         if comp.batch_shape != comp_batch:  # independent draws for every mixture batch entry
             comp = comp.expand(comp_batch)
         draws = comp.sample(k_comp, sample_shape)
-        log_w = _broadcast_to(self._log_weights(), self.batch_shape + (self.mixture_size,))
+        log_w = ops.broadcast_to(self._log_weights(), self.batch_shape + (self.mixture_size,))
         idx = random.categorical(k_mix, log_w, axis=-1, shape=sample_shape + self.batch_shape)
         idx = ops.astype(self._pad_event(ops.expand_dims(idx, -1)), INT_DTYPE)
-        idx = _broadcast_to(idx, sample_shape + self.batch_shape + (1,) + self.event_shape)
+        idx = ops.broadcast_to(idx, sample_shape + self.batch_shape + (1,) + self.event_shape)
         axis = -1 - self.event_dim
         return ops.squeeze(ops.take_along_axis(draws, idx, axis=axis), axis=axis)
 
@@ -116,7 +115,7 @@ class MixtureSameFamily(Distribution):
     def mean(self):
         w = self._pad_event(ops.exp(self._log_weights()))
         mean = ops.sum(w * self.component_distribution.mean, axis=-1 - self.event_dim)
-        return _broadcast_to(mean, self.batch_shape + self.event_shape)
+        return ops.broadcast_to(mean, self.batch_shape + self.event_shape)
 
     @property
     def variance(self):
@@ -127,4 +126,4 @@ class MixtureSameFamily(Distribution):
         mean = ops.sum(w * comp_mean, axis=axis, keepdims=True)
         dev = comp_mean - mean
         var = ops.sum(w * (self.component_distribution.variance + dev * dev), axis=axis)
-        return _broadcast_to(var, self.batch_shape + self.event_shape)
+        return ops.broadcast_to(var, self.batch_shape + self.event_shape)

@@ -17,7 +17,6 @@ import math
 
 from ppl import ops, random
 from ppl.distributions import constraints
-from ppl.distributions.discrete import _broadcast_to
 from ppl.distributions.distribution import Distribution
 from ppl.distributions.parametrization import derived_parameter, set_one_of, set_parameters
 from ppl.distributions.util import HALF_LOG_2PI, LOG_PI, as_float, clamp_probs, require_int
@@ -125,14 +124,14 @@ class MultivariateNormal(Distribution):
                 f"shape {ops.shape(matrix)}.")
         loc = as_float(loc)
         if ops.ndim(loc) == 0:
-            loc = _broadcast_to(loc, (n,))
+            loc = ops.broadcast_to(loc, (n,))
         if ops.shape(loc)[-1] != n:
             raise ValueError(
                 f"MultivariateNormal: loc has size {ops.shape(loc)[-1]} in its last dim but "
                 f"{self._param} is {n} x {n}; they must match.")
         self.loc = loc
         batch = batch_shape_of(self)
-        self.loc = _broadcast_to(loc, batch + (n,))
+        self.loc = ops.broadcast_to(loc, batch + (n,))
         # Validate the given matrix before factorizing it (a Cholesky of a non-PD matrix fails).
         super().__init__(batch, (n,), validate_args=validate_args)
         if self._param == "scale_tril":
@@ -171,8 +170,8 @@ class MultivariateNormal(Distribution):
         n = self.event_shape[0]
         l = self._scale_tril
         shape = ops.broadcast_shapes(ops.shape(diff)[:-1], ops.shape(l)[:-2])
-        l = _broadcast_to(l, shape + (n, n))
-        diff = _broadcast_to(diff, shape + (n,))
+        l = ops.broadcast_to(l, shape + (n, n))
+        diff = ops.broadcast_to(diff, shape + (n,))
         z = ops.solve_triangular(l, ops.expand_dims(diff, -1), lower=True)[..., 0]
         return -0.5 * ops.sum(z * z, axis=-1) - self._half_log_det() - n * HALF_LOG_2PI
 
@@ -183,12 +182,12 @@ class MultivariateNormal(Distribution):
     @property
     def variance(self):
         l = self._scale_tril
-        return _broadcast_to(ops.sum(l * l, axis=-1), self.batch_shape + self.event_shape)
+        return ops.broadcast_to(ops.sum(l * l, axis=-1), self.batch_shape + self.event_shape)
 
     def entropy(self):
         n = self.event_shape[0]
         half_log_det = self._half_log_det()
-        return _broadcast_to(n * (0.5 + HALF_LOG_2PI) + half_log_det, self.batch_shape)
+        return ops.broadcast_to(n * (0.5 + HALF_LOG_2PI) + half_log_det, self.batch_shape)
 
     def _half_log_det(self):
         """``log det(Sigma) / 2 = sum(log diag(L))``."""

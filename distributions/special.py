@@ -143,3 +143,12 @@ class Unit(Distribution):
 
     def log_prob(self, value):
         return ops.broadcast_to(self.log_factor, self._log_prob_shape(value))
+
+    def expand(self, batch_shape):
+        """A ``Unit`` of the broadcast ``log_factor`` (a factor inside a plate stays a
+        ``Unit``, so tools that skip factor sites still recognise it)."""
+        batch_shape = tuple(batch_shape)
+        if batch_shape == self.batch_shape:
+            return self
+        return Unit(ops.broadcast_to(self.log_factor, batch_shape),
+                    validate_args=self._validate_args)

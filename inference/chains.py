@@ -81,8 +81,8 @@ class ChainRunner:
         self.progress_bar = progress_bar
         if chunk_size is None:
             longest = max(num_warmup, num_samples)
-            chunk_size = int(min(100, max(10, -(-longest // 20)))) if ops.backend().compiles \
-                else 1
+            chunk_size = int(min(100, max(10, -(-longest // 20)))) \
+                if ops.backend().compiles_control_flow else 1
         self.chunk_size = chunk_size
         total = num_warmup + num_samples
         self._flags = np.zeros((6, total), bool)          # active, then the WarmupFlags
@@ -102,7 +102,7 @@ class ChainRunner:
                 return self._run_batch(self._chunk, carry, run_key, bar)
         carries = [tree.map(lambda a, c=c: a[c:c + 1], carry) for c in range(C)]
         keys = [random.fold_in(run_key, c) for c in range(C)]
-        if method == "parallel" and ops.backend().compiles and ops.device_count() >= C:
+        if method == "parallel" and ops.device_count() >= C:
             with Progress(total * C, f"parallel, {C} devices",
                           enabled=self.progress_bar) as bar:
                 return self._run_batch(self._on_devices(), carry, ops.stack(keys), bar)

@@ -86,8 +86,8 @@ class MCMC:
     progress_bar
         Show a tqdm bar (phase, iterations per second, step size, divergences).
     chunk_size
-        Iterations per compiled call (default: about 1/20 of a phase, 10 to 100, on compiling
-        backends; 1 on eager ones).
+        Iterations per compiled call (default: about 1/20 of a phase, 10 to 100, on backends
+        whose control flow compiles, ``backend.compiles_control_flow``; 1 on the others).
 
     Examples
     --------

@@ -3,9 +3,10 @@
 ``Predictive(model, num_samples=N)`` runs the model ``N`` times with fresh keys (the prior
 predictive); ``Predictive(model, posterior_samples)`` runs it once per posterior draw with the
 latent sites fixed at that draw (the posterior predictive; Gelman et al., 2013, "Bayesian Data
-Analysis", 3rd ed., ch. 6). The runs are batched with ``ops.vmap`` where the backend can
-vectorise random draws (JAX; numpy's ``vmap`` is itself a loop) and made one after another
-otherwise (torch, whose keys are read on the host).
+Analysis", 3rd ed., ch. 6). The runs are batched with ``ops.jit(ops.vmap(...))`` on backends
+whose ``vmap`` gives each key its own draw (``backend.vmap_random_draws``: JAX, torch, and
+numpy, whose ``vmap`` is itself a loop) and made one after another otherwise. Under ``vmap`` the
+model must not branch in Python on sampled values (``if x > 0``), as under ``jit``.
 """
 
 from __future__ import annotations
@@ -16,8 +17,8 @@ from collections.abc import Callable, Mapping, Sequence
 from ppl import ops
 from ppl import random as _random
 from ppl.backends import tree
+from ppl.distributions import Unit
 from ppl.handlers import seed, substitute, trace
-from ppl.primitives import _Unit
 
 __all__ = ["Predictive"]
 
@@ -121,7 +122,7 @@ class Predictive:
             else:
                 names = [n for n, s in model_trace.items()
                          if (s["type"] == "sample" and n not in samples_keys
-                             and not isinstance(s["fn"], _Unit))
+                             and not isinstance(s["fn"], Unit))
                          or s["type"] == "deterministic"]
             return {n: model_trace[n]["value"] if ops.is_array(model_trace[n]["value"])
                     else ops.asarray(model_trace[n]["value"]) for n in names}
@@ -141,10 +142,8 @@ class Predictive:
                    for k, v in (self.posterior_samples or {}).items()}
         keys = _random.split(rng_key, self.num_samples)
         run = self._one(args, kwargs, set(samples))
-        try:
+        if ops.backend().vmap_random_draws:
             return ops.jit(ops.vmap(run))(keys, samples)
-        except Exception:  # noqa: BLE001 - backends that cannot vectorise draws: loop instead
-            pass
         outs = [run(keys[i], tree.map(lambda v, i=i: v[i], samples))
                 for i in range(self.num_samples)]
         return {name: ops.stack([o[name] for o in outs], axis=0) for name in outs[0]}

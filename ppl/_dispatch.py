@@ -4,7 +4,7 @@ backend, turning a backend's own error into one that names the op and the backen
 from __future__ import annotations
 
 from ppl import _state
-from ppl.backends.base import Backend
+from ppl.backends import Backend
 
 # Ops that take user functions: errors raised inside those functions pass through untouched.
 HIGHER_ORDER = frozenset({"grad", "value_and_grad", "vmap", "jit", "while_loop", "fori_loop",

@@ -12,7 +12,7 @@ import contextvars
 import os
 
 from ppl import backends as _backends
-from ppl.backends.base import Backend
+from ppl.backends import Backend
 
 __all__ = ["available_backends", "set_backend", "use_backend", "get_backend"]
 

@@ -20,7 +20,7 @@ import numpy as np
 
 from ppl import backends as _backends
 from ppl._dispatch import active, forwarder
-from ppl.backends.base import LINALG_OPS, NN_OPS, OPS
+from ppl.backends import LINALG_OPS, NN_OPS, OPS
 
 __all__ = list(OPS) + ["linalg", "nn", "backend"]
 

@@ -26,7 +26,7 @@ from typing import NamedTuple
 
 from ppl import ops
 from ppl._messenger import Messenger, apply_stack, get_stack
-from ppl.distributions import constraints
+from ppl.distributions import Unit
 
 __all__ = ["sample", "deterministic", "factor", "plate", "CondIndepStackFrame"]
 
@@ -157,31 +157,7 @@ def factor(name: str, log_factor):
     """
     _check_name(name, "factor")
     log_factor = _as_array(log_factor)
-    return sample(name, _Unit(log_factor), obs=ops.zeros(ops.shape(log_factor) + (0,)))
-
-
-class _Unit:
-    """The improper "distribution" of a ``factor`` site: ``log_prob`` is ``log_factor`` whatever
-    the (empty) value. Batch shape: the shape of ``log_factor``; event shape ``(0,)``."""
-
-    def __init__(self, log_factor):
-        self.log_factor = log_factor
-        self.batch_shape = tuple(ops.shape(log_factor))
-        self.event_shape = (0,)
-
-    @property
-    def support(self):
-        return constraints.real
-
-    def expand(self, batch_shape):
-        return _Unit(ops.broadcast_to(self.log_factor, tuple(batch_shape)))
-
-    def sample(self, key, sample_shape=()):
-        return ops.zeros(tuple(sample_shape) + self.batch_shape + self.event_shape)
-
-    def log_prob(self, value):
-        shape = ops.shape(value)[:-1]
-        return ops.broadcast_to(self.log_factor, ops.broadcast_shapes(shape, self.batch_shape))
+    return sample(name, Unit(log_factor), obs=ops.zeros(ops.shape(log_factor) + (0,)))
 
 
 def _batch_shape_of_value(msg):

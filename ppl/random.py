@@ -20,7 +20,7 @@ from __future__ import annotations
 import numpy as np
 
 from ppl._dispatch import active, forwarder
-from ppl.backends.base import RANDOM_OPS
+from ppl.backends import RANDOM_OPS
 
 __all__ = list(RANDOM_OPS) + ["as_key"]
 

@@ -286,6 +286,10 @@ def _shapes():
     return [
         Case("reshape", (N(2, 3, 4),), np.reshape, kwargs=dict(shape=(6, -1))),
         Case("broadcast_to", (N(3, 1),), np.broadcast_to, kwargs=dict(shape=(2, 3, 4))),
+        Case("broadcast_to", (N(4),), np.broadcast_to, kwargs=dict(shape=(2, 3, 4)),
+             label="leading"),
+        Case("broadcast_to", (C(np.array(0.7)),), np.broadcast_to, kwargs=dict(shape=(2, 3)),
+             label="scalar"),
         Case("expand_dims", (N(3, 4),), np.expand_dims, kwargs=dict(axis=1)),
         Case("expand_dims", (N(3, 4),), np.expand_dims, kwargs=dict(axis=-1), label="neg"),
         Case("squeeze", (N(3, 1, 4, 1),), np.squeeze, kwargs=dict(axis=1)),

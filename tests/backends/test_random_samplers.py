@@ -181,6 +181,20 @@ def test_explicit_dtype(backend, dtype):
     assert ops.dtype_of(u) == dtype
 
 
+@pytest.mark.parametrize("name, params, support", [
+    ("gamma", (2.0,), (0.0, np.inf)), ("beta", (2.0, 3.0), (0.0, 1.0)),
+    ("t", (3.0,), (-np.inf, np.inf)), ("poisson", (3.0,), (0, np.inf)),
+    ("binomial", (10, 0.3), (0, 10)), ("bernoulli", (0.3,), (0, 1)),
+])
+def test_python_scalar_parameters(backend, name, params, support):
+    """Python-number parameters and no shape give one 0-d draw (NumPy's generators return
+    Python scalars there, which the numpy backend must wrap)."""
+    x = getattr(rnd, name)(rnd.key(3), *params)
+    assert ops.shape(x) == ()
+    value = float(ops.to_numpy(x))
+    assert support[0] <= value <= support[1]
+
+
 # ------------------------------------------------------------------------------- keys
 def test_key_determinism(backend):
     a = ops.to_numpy(rnd.normal(rnd.key(123), (5,)))

@@ -3,10 +3,12 @@
 A pure array function (no data-dependent Python control flow, no random draws) is traced with
 ``make_fx`` in *fake* mode, which records the aten ops and raises on any data-dependent Python
 decision (``if x > 0``, ``x.item()``) instead of baking one branch in; the graph is then handed
-to TorchScript (``torch.jit.trace``) or, with ``TorchBackend(compile="inductor")``, to
-``torch.compile``. Functions that cannot be traced run eagerly, as before, so ``jit`` never
-changes results: it only removes Python overhead (the model language, ``torch.func`` wrappers)
-from functions called many times, such as the batched log-density gradient inside NUTS.
+to TorchScript (``torch.jit.trace``), or, with the environment variable
+``PPL_TORCH_JIT=inductor``, to ``torch.compile`` (``fx`` runs the traced graph as Python, ``none``
+turns tracing off; see :mod:`ppl.backends.torch.compile`). Functions that cannot be traced
+run eagerly, as before, so ``jit`` never changes results: it only removes Python overhead (the
+model language, ``torch.func`` wrappers) from functions called many times, such as the batched
+log-density gradient inside NUTS.
 
 Calls made inside a transform (``grad``/``vmap``, an ongoing trace) or with tensors that
 require grad run eagerly too, so the jitted function stays differentiable. Each function keeps

@@ -1,0 +1,64 @@
+"""Compilation, devices, and the capabilities library code may branch on.
+
+A backend describes what its framework can do with three class attributes instead of library
+code guessing (no ``try``/``except`` around an op, no ``if backend.name == ...`` above
+``backends/``). The conformance suite (``tests/backends/test_capabilities.py``) checks that each
+backend's declared values hold.
+
+``jit_compiles``
+    Whether ``jit`` turns a pure array function (no Python control flow on values, no random
+    draws) into a compiled program that later calls run without re-executing the Python body.
+    JAX: yes (``jax.jit``); torch: yes (a traced TorchScript graph; ``False`` when the
+    environment sets ``PPL_TORCH_JIT=none``); numpy: no (``jit`` is the identity).
+``compiles_control_flow``
+    Whether ``while_loop``/``fori_loop``/``scan``/``cond`` become part of the compiled program
+    (the loop body is traced once, not run once per iteration), so a whole chunk of sampler
+    iterations is one compiled call; inside such a ``jit`` arguments are tracers. JAX: yes;
+    numpy and torch: no, their loops are Python loops. Read by the MCMC driver
+    (``inference/mcmc.py``: iterations per compiled call) and the conformance suite.
+``vmap_random_draws``
+    Whether ``vmap`` of a function that draws from ``ppl.random`` with mapped keys gives each
+    batch member the draw of its own key (as a loop over the keys would). JAX: yes; torch: yes
+    (a batching rule for its key-seeded draws); numpy: yes (its ``vmap`` is a loop). Read by
+    ``Predictive`` (``inference/predictive.py``), which loops over the draws where it is
+    ``False``. The default is ``False``: a new backend opts in once its samplers batch.
+
+``device_count()`` is the number of devices ``pmap`` spreads a leading axis over (1 where it
+cannot); the MCMC driver runs ``"parallel"`` chains with ``pmap`` when it is at least the
+number of chains.
+"""
+
+from __future__ import annotations
+
+import contextlib
+
+__all__ = ["Compile"]
+
+
+class Compile:
+    """``jit``, ``pmap``, ``device_count``, ``sampling_scope`` and the capabilities."""
+
+    #: ``jit`` compiles pure array functions (see the module docstring)
+    jit_compiles: bool = False
+    #: ``while_loop``/``scan``/``cond`` compile into the surrounding program
+    compiles_control_flow: bool = False
+    #: ``vmap`` over keys gives one independent draw per key
+    vmap_random_draws: bool = False
+
+    def jit(self, fun, static_argnums=()):
+        """Compile ``fun`` where the backend can (``jit_compiles``); the identity elsewhere."""
+        return fun
+
+    def device_count(self) -> int:
+        """How many devices ``pmap`` can spread a leading axis over (1 where it cannot)."""
+        return 1
+
+    def pmap(self, fun, in_axes=0, out_axes=0):
+        """``jax.pmap``: map ``fun`` over a leading axis, one slice per device. The default
+        runs the slices in one batch on the single device (``vmap`` semantics)."""
+        return self.vmap(fun, in_axes=in_axes, out_axes=out_axes)
+
+    def sampling_scope(self):
+        """A context manager that samplers hold while they run: backend settings that suit
+        many calls of small array functions (default: none). Not an op (``NOT_OPS``)."""
+        return contextlib.nullcontext()

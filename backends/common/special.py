@@ -1,0 +1,68 @@
+"""Special functions. Every one is a floating op (:mod:`ppl.backends.common.dtypes`): integer and
+boolean arguments are computed in the backend's float dtype."""
+
+from __future__ import annotations
+
+import math
+
+from ppl.backends.common.core import not_implemented
+from ppl.backends.common.dtypes import floating
+
+__all__ = ["Special"]
+
+
+class Special:
+    """``scipy.special``'s functions that probabilistic code needs (primitives and composites)."""
+
+    @floating()
+    def log1p(self, x): raise not_implemented(self, "log1p")
+    @floating()
+    def expm1(self, x): raise not_implemented(self, "expm1")
+    @floating()
+    def gammaln(self, x): raise not_implemented(self, "gammaln")
+    @floating()
+    def digamma(self, x): raise not_implemented(self, "digamma")
+    @floating()
+    def erf(self, x): raise not_implemented(self, "erf")
+    @floating()
+    def erfc(self, x): raise not_implemented(self, "erfc")
+    @floating()
+    def erfinv(self, x): raise not_implemented(self, "erfinv")
+    @floating()
+    def ndtri(self, x): raise not_implemented(self, "ndtri")
+    @floating()
+    def log_ndtr(self, x): raise not_implemented(self, "log_ndtr")
+    @floating("x", "y")
+    def xlogy(self, x, y): raise not_implemented(self, "xlogy")
+    @floating("x", "y")
+    def xlog1py(self, x, y): raise not_implemented(self, "xlog1py")
+    @floating()
+    def logsumexp(self, x, axis=None, keepdims=False): raise not_implemented(self, "logsumexp")
+    @floating("x")
+    def polygamma(self, n, x): raise not_implemented(self, "polygamma")
+    @floating("a", "x")
+    def gammainc(self, a, x): raise not_implemented(self, "gammainc")
+    @floating("a", "x")
+    def gammaincc(self, a, x): raise not_implemented(self, "gammaincc")
+    @floating("a", "b", "x")
+    def betainc(self, a, b, x): raise not_implemented(self, "betainc")
+
+    @floating("x", "y")
+    def logaddexp(self, x, y):
+        """``log(exp(x) + exp(y))`` elementwise, exact when both are ``-inf`` (composite;
+        backends with a native ``logaddexp`` should override it)."""
+        m = self.maximum(x, y)
+        finite_m = self.where(self.isfinite(m), m, 0.0)
+        return m + self.log1p(self.exp(self.minimum(x, y) - finite_m))
+
+    @floating()
+    def logit(self, x):
+        return self.log(x) - self.log1p(-x)
+
+    @floating("a", "b")
+    def betaln(self, a, b):
+        return self.gammaln(a) + self.gammaln(b) - self.gammaln(a + b)
+
+    @floating()
+    def ndtr(self, x):
+        return 0.5 * self.erfc(-x / math.sqrt(2.0))

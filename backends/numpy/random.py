@@ -1,0 +1,70 @@
+"""numpy backend: random keys and samplers.
+
+A key is two ``uint64`` words of key material for NumPy's counter-based Philox generator: every
+draw builds ``Generator(Philox(key=key))``, so no global random state is touched and the same
+key gives the same draw. Gamma draws are reparameterised in ``a`` through the autograd primitive
+:func:`ppl.backends.numpy.primitives.standard_gamma`.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from autograd.tracer import Box, getval
+
+from ppl.backends.numpy import primitives as prims
+
+__all__ = ["NumpyRandom"]
+
+
+class NumpyRandom:
+    """Random keys and samplers of :class:`~ppl.backends.numpy.NumpyBackend`."""
+
+    def random_key(self, seed):
+        return np.random.SeedSequence(int(seed)).generate_state(2, np.uint64)
+
+    def _gen(self, key):
+        key = np.asarray(getval(key))
+        if key.shape != (2,) or key.dtype != np.uint64:
+            raise TypeError(
+                f"expected a key from ppl.random.key / ppl.random.split (uint64[2]), got an "
+                f"array of dtype {key.dtype} and shape {key.shape}. Make one with "
+                "ppl.random.key(seed)."
+            )
+        return np.random.Generator(np.random.Philox(key=key))
+
+    def random_split(self, key, num=2):
+        return self._gen(key).integers(0, 2**64 - 1, size=(int(num), 2), dtype=np.uint64,
+                                       endpoint=True)
+
+    def random_fold_in(self, key, data):
+        words = [int(w) for w in np.asarray(key)] + [int(data) & (2**64 - 1)]
+        return np.random.SeedSequence(words).generate_state(2, np.uint64)
+
+    def random_uniform(self, key, shape=(), dtype=None, minval=0.0, maxval=1.0):
+        u = self._gen(key).random(tuple(shape), dtype=self._dt(dtype))
+        return u if (minval, maxval) == (0.0, 1.0) else minval + (maxval - minval) * u
+
+    def random_normal(self, key, shape=(), dtype=None):
+        return self._gen(key).standard_normal(tuple(shape), dtype=self._dt(dtype))
+
+    # NumPy's samplers return Python scalars for 0-d parameters: np.asarray keeps arrays.
+    def random_gamma(self, key, a, shape=None, dtype=None):
+        shape = self._shape_of(shape, a)
+        noise = np.asarray(self._gen(key).standard_gamma(np.broadcast_to(getval(a), shape)))
+        noise = noise.astype(self._dt(dtype))
+        return prims.standard_gamma(a, noise) if isinstance(a, Box) else noise
+
+    def random_poisson(self, key, lam, shape=None, dtype=None):
+        shape = self._shape_of(shape, lam)
+        out = np.asarray(self._gen(key).poisson(np.broadcast_to(getval(lam), shape)))
+        return out.astype(self._dt(dtype or "int64"))
+
+    def random_randint(self, key, shape, minval, maxval, dtype=None):
+        return self._gen(key).integers(minval, maxval, size=tuple(shape),
+                                       dtype=self._dt(dtype or "int64"))
+
+    def random_binomial(self, key, n, p, shape=None, dtype=None):
+        shape = self._shape_of(shape, n, p)
+        out = self._gen(key).binomial(np.broadcast_to(getval(n), shape).astype(np.int64),
+                                      np.broadcast_to(getval(p), shape))
+        return np.asarray(out).astype(self._dt(dtype))

@@ -1,0 +1,66 @@
+"""The PyTorch backend: eager ``torch`` ops, ``torch.func`` autodiff and seeded generators.
+
+Arrays are ``torch.Tensor``; derivatives and batching come from ``torch.func`` (``grad``,
+``grad_and_value``, ``vmap``), so every op is written out-of-place and works under those
+transforms. One module per topic of the protocol, each holding one mixin, plus the torch-only
+machinery they use:
+
+* :mod:`.tracing`: ``jit`` traces a pure array function once per input signature into a
+  TorchScript graph (``PPL_TORCH_JIT=inductor`` uses ``torch.compile`` instead, ``fx`` runs the
+  traced graph as Python, ``none`` turns tracing off); functions with data-dependent Python
+  control flow or random draws run eagerly, and loops stay Python loops
+  (``jit_compiles = True``, ``compiles_control_flow = False``).
+* :mod:`.keys`: functional keys (``int64[2]`` key material) and the custom op through which
+  every draw goes, with a batching rule for ``vmap`` over keys (``vmap_random_draws = True``).
+* :mod:`.indexing`: out-of-place index updates under ``torch.func``.
+* :mod:`.transforms`: reading tensors inside ``torch.func`` transforms.
+* :mod:`.betainc`: the regularised incomplete beta function, which torch lacks
+  (``gammainc``/``gammaincc``/``betainc`` are differentiable in ``x`` only).
+"""
+
+from __future__ import annotations
+
+import torch
+
+from ppl.backends.common import Backend
+from ppl.backends.common.dtypes import parse_device
+from ppl.backends.torch.autodiff import TorchAutodiff
+from ppl.backends.torch.compile import TorchCompile
+from ppl.backends.torch.control_flow import TorchControlFlow
+from ppl.backends.torch.core import _DTYPES, TorchCore
+from ppl.backends.torch.linalg import TorchLinalg
+from ppl.backends.torch.nn import TorchNN
+from ppl.backends.torch.random import TorchRandom
+from ppl.backends.torch.special import TorchSpecial
+
+__all__ = ["TorchBackend"]
+
+
+class TorchBackend(TorchCore, TorchSpecial, TorchLinalg, TorchNN, TorchRandom, TorchAutodiff,
+                   TorchControlFlow, TorchCompile, Backend):
+    """PyTorch backend of the :class:`~ppl.backends.common.Backend` protocol (see the module
+    docstring).
+
+    Parameters
+    ----------
+    dtype
+        ``"float32"`` (default) or ``"float64"``.
+    device
+        ``None`` (the CPU), a ``torch.device``, or a device string (``"cpu"``, ``"cuda"``,
+        ``"cuda:1"``, ``"mps"``): where arrays and draws are created.
+    """
+
+    name = "torch"
+
+    def __init__(self, dtype: str = "float32", device: str | None = None):
+        super().__init__(dtype=dtype, device=device)
+        self._float = _DTYPES[dtype]
+        self._device = None if device is None else _to_device(device)
+        self._gen_device = self._device or torch.device("cpu")
+
+
+def _to_device(device) -> torch.device:
+    if isinstance(device, torch.device):
+        return device
+    platform, index = parse_device(device)
+    return torch.device(platform if index is None else f"{platform}:{index}")

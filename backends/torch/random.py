@@ -1,0 +1,101 @@
+"""torch backend: random keys and samplers.
+
+Keys (:mod:`ppl.backends.torch.keys`) are ``int64`` tensors of shape ``(2,)`` kept on the CPU
+(key material, not data); draws are created on ``device`` by a fresh ``torch.Generator`` seeded
+from the key, so the same key gives the same draw (on the same device type) and no global random
+state is read or written. Samplers work under ``vmap`` over keys (one draw per key) and, as in
+JAX, an unbatched key inside ``vmap`` gives the same draw to every batch member.
+``random_gamma`` is ``torch._standard_gamma`` with that generator: reparameterised (implicit
+gradient in ``a``, Figurnov et al. 2018), also under ``torch.func.grad``.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import torch
+
+from ppl.backends.torch import keys
+from ppl.backends.torch.core import _shape
+
+__all__ = ["TorchRandom"]
+
+
+class TorchRandom:
+    """Random keys and samplers of :class:`~ppl.backends.torch.TorchBackend`."""
+
+    def _sample_dt(self, dtype, *params):
+        if dtype is not None:
+            return self._dt(dtype)
+        for p in params:
+            if isinstance(p, torch.Tensor) and p.is_floating_point():
+                return p.dtype
+        return self._float
+
+    def _param(self, p, shape, dt):
+        p = self.asarray(p, dt)
+        return p if shape is None else torch.broadcast_to(p, _shape(shape))
+
+    def _draw(self, key, kind, shape=(), dtype=None, params=(), ints=()):
+        return keys.draw(key, params, kind, _shape(shape), ints, self._dt(dtype),
+                         self._gen_device)
+
+    def random_key(self, seed):
+        if isinstance(seed, torch.Tensor | np.ndarray):
+            seed = seed.item()
+        if not isinstance(seed, int | np.integer) or isinstance(seed, bool):
+            raise TypeError(f"random.key: seed must be an integer, got {seed!r}.")
+        if not -(1 << 63) <= int(seed) < (1 << 64):
+            raise ValueError(f"random.key: seed must fit in 64 bits, got {seed}.")
+        return keys.make_key(int(seed))
+
+    def random_split(self, key, num=2):
+        return self._draw(key, "split", ints=(int(num),), dtype=torch.int64)
+
+    def random_fold_in(self, key, data):
+        data = int(data) & ((1 << 64) - 1)
+        return self._draw(key, "fold_in", ints=(data - (1 << 64) if data >> 63 else data,),
+                          dtype=torch.int64)
+
+    def random_uniform(self, key, shape=(), dtype=None, minval=0.0, maxval=1.0):
+        u = self._draw(key, "uniform", shape, dtype)
+        if not (isinstance(minval, int | float) and isinstance(maxval, int | float)
+                and minval == 0.0 and maxval == 1.0):
+            minval, maxval = self._t(minval), self._t(maxval)
+            u = minval + u * (maxval - minval)
+        return u
+
+    def random_normal(self, key, shape=(), dtype=None):
+        return self._draw(key, "normal", shape, dtype)
+
+    def random_gamma(self, key, a, shape=None, dtype=None):
+        """Standard gamma draws, reparameterised (differentiable in ``a``)."""
+        a = self._param(a, shape, self._sample_dt(dtype, a))
+        return keys.gamma(key, a, self._gen_device)
+
+    def random_poisson(self, key, lam, shape=None, dtype=None):
+        """Poisson counts, ``int64`` unless ``dtype`` says otherwise."""
+        lam = self._param(lam, shape, self._sample_dt(None, lam))
+        draws = self._draw(key, "poisson", lam.shape, lam.dtype, (lam,))
+        return draws.to(torch.int64 if dtype is None else self._dt(dtype))
+
+    def random_randint(self, key, shape, minval, maxval, dtype=None):
+        dt = torch.int64 if dtype is None else self._dt(dtype)
+        if isinstance(minval, torch.Tensor) or isinstance(maxval, torch.Tensor):
+            lo, hi = self._t(minval).to(self._float), self._t(maxval).to(self._float)
+            u = self.random_uniform(key, shape)
+            return torch.minimum(torch.floor(lo + u * (hi - lo)), hi - 1).to(dt)
+        return self._draw(key, "randint", shape, dt, ints=(int(minval), int(maxval)))
+
+    def random_binomial(self, key, n, p, shape=None, dtype=None):
+        """Binomial counts as floats of ``dtype`` (as ``jax.random.binomial``)."""
+        dt = self._sample_dt(dtype, p)
+        n, p = self._param(n, None, dt), self._param(p, None, dt)
+        shape = torch.broadcast_shapes(n.shape, p.shape) if shape is None else _shape(shape)
+        n, p = torch.broadcast_to(n, shape), torch.broadcast_to(p, shape)
+        return self._draw(key, "binomial", shape, dt, (n, p))
+
+    def random_permutation(self, key, x, axis=0, independent=False):
+        if isinstance(x, torch.Tensor | np.ndarray) and np.ndim(x) > 0:
+            return super().random_permutation(key, self._t(x), axis=axis,
+                                              independent=independent)
+        return self._draw(key, "randperm", dtype=torch.int64, ints=(int(x),))

@@ -1,0 +1,78 @@
+"""The capabilities a backend declares (``ppl.backends.common.compile``) hold on that backend.
+
+Library code branches on them instead of trying an op and catching the failure, so a wrong
+declaration would silently pick the wrong path: each is checked here by what it promises.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from conftest import to_numpy
+
+import ppl
+from ppl import ops
+from ppl import random as rnd
+
+
+def test_declared_as_booleans(backend):
+    for name in ("jit_compiles", "compiles_control_flow", "vmap_random_draws"):
+        assert isinstance(getattr(backend, name), bool), name
+
+
+def test_jit_compiles(backend):
+    """``jit_compiles``: after the first call, a jitted pure function runs without executing
+    its Python body again; otherwise ``jit`` is the identity and the body runs every time."""
+    calls = []
+
+    def f(x):
+        calls.append(1)
+        return ops.exp(x) * 2.0 + ops.sum(x)
+
+    jf = ops.jit(f)
+    x = ops.asarray([0.5, -1.0, 2.0])
+    expected = np.exp(to_numpy(x)) * 2.0 + np.sum(to_numpy(x))
+    np.testing.assert_allclose(to_numpy(jf(x)), expected, rtol=1e-5)
+    first = len(calls)
+    for _ in range(3):
+        np.testing.assert_allclose(to_numpy(jf(x)), expected, rtol=1e-5)
+    assert len(calls) - first == (0 if backend.jit_compiles else 3)
+
+
+def test_compiles_control_flow(backend):
+    """``compiles_control_flow``: inside ``jit`` a ``while_loop`` body is traced a fixed number
+    of times, not run once per iteration; otherwise it runs once per iteration."""
+    calls = []
+
+    def body(c):
+        calls.append(1)
+        return c + 1.0
+
+    out = ops.jit(lambda x: ops.while_loop(lambda c: c < 25.0, body, x))(ops.asarray(0.0))
+    assert float(out) == 25.0
+    if backend.compiles_control_flow:
+        assert len(calls) < 25
+    else:
+        assert len(calls) >= 25
+
+
+def _draws(key):
+    k1, k2, k3, k4 = ppl.random.split(key, 4)
+    return {"normal": ppl.random.normal(k1, (2,)),
+            "gamma": ppl.random.gamma(k2, ops.asarray([0.5, 3.0])),
+            "poisson": ppl.random.poisson(k3, ops.asarray([1.0, 4.0])),
+            "categorical": ppl.random.categorical(k4, ops.asarray([0.1, 0.5, 1.0]))}
+
+
+def test_vmap_random_draws(backend):
+    """``vmap_random_draws``: ``jit(vmap(f))`` over keys gives each key the draws ``f`` gives
+    it alone (the batching ``Predictive`` relies on)."""
+    if not backend.vmap_random_draws:
+        pytest.skip(f"the {backend.name} backend declares vmap_random_draws = False")
+    keys = rnd.split(rnd.key(5), 6)
+    batched = ops.jit(ops.vmap(_draws))(keys)
+    for name, value in batched.items():
+        looped = np.stack([to_numpy(_draws(keys[i])[name]) for i in range(6)])
+        assert ops.shape(value)[0] == 6
+        np.testing.assert_allclose(to_numpy(value), looped, rtol=1e-6, err_msg=name)
+    assert len({tuple(r) for r in to_numpy(batched["normal"])}) == 6, "draws must differ"
