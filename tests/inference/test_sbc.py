@@ -8,12 +8,12 @@ the rank of the true value among the thinned posterior draws must be uniform (ch
 
 Power and cost. On JAX a run costs a fixed ~20-25 s (setting up and compiling the model's NUTS)
 plus ~45 ms per iteration for 100 replications, so the default test spends its budget on
-replications rather than iterations: 100 replications of 6 parameters give 600 ranks per run
-(a posterior 15 % too narrow moves ~8 % of the ranks from the middle bins to the two end bins:
-chi-square noncentrality 23 on 600 ranks, power ~60 % at p < 1e-3), each among 400 draws (4 chains of 200,
-thinned by 2: NUTS draws of this posterior are nearly independent at lag 2), after 200 warmup
-iterations. The long run (1000 + 1000 iterations, thinning 10) is the slow test, on every
-backend.
+replications rather than iterations: 100 replications of 6 parameters give 600 ranks per run (a
+posterior 15 % too narrow moves ~8 % of the ranks from the middle bins to the two end bins:
+chi-square noncentrality 23 on 600 ranks, power ~60 % at p < 1e-3), each among 400 draws (4
+chains of 200, thinned by 2: NUTS draws of this posterior are nearly independent at lag 2),
+after 200 warmup iterations. The long run (1000 + 1000 iterations, thinning 10) is the slow
+test, on every backend.
 
 Limitation: the product model is one 600-dimensional NUTS trajectory, which dilutes a bias of
 the multinomial proposal (issue 20's mutants: variance 0.72 or 1.58 on a 1-D normal) to
