@@ -68,8 +68,8 @@ def test_momentum_draws_are_independent_across_chains(backend):
         return ops.zeros(ops.shape(q)[:1]), ops.zeros_like(q)
 
     state = nuts.init(ops.zeros((C, D)), flat)
-    step = ops.jit(lambda key, s: nuts.step(key, s, flat, ops.ones((C,)), ops.ones((C, D)),
-                                            max_tree_depth=1)[0])
+    kernel = nuts.build_kernel(max_tree_depth=1)
+    step = ops.jit(lambda key, s: kernel(key, s, flat, ops.ones((C,)), ops.ones((C, D)))[0])
     run_key = ppl.random.key(5)
     moves = []
     for t in range(T):     # MCMC's key for iteration t
