@@ -219,11 +219,13 @@ class ChainRunner:
 
 
 def _concat(results) -> RunResult:
-    """One result from per-chain results (cut to the shortest, if some were interrupted)."""
-    n = min(r.positions.shape[1] for r in results)
-    positions = np.concatenate([r.positions[:, :n] for r in results], axis=0)
-    stats = {k: np.concatenate([r.stats[k][:, :n] for r in results], axis=0)
-             for k in results[0].stats}
+    """One result from per-chain results. After an interrupt: the chains that made draws,
+    cut to the shortest of them (``last`` keeps every chain)."""
     last = tree.map(lambda *xs: ops.concat(list(xs), axis=0), *[r.last for r in results])
+    kept = [r for r in results if r.positions.shape[1] > 0] or results
+    n = min(r.positions.shape[1] for r in kept)
+    positions = np.concatenate([r.positions[:, :n] for r in kept], axis=0)
+    stats = {k: np.concatenate([r.stats[k][:, :n] for r in kept], axis=0)
+             for k in results[0].stats}
     return RunResult(positions, stats, last, any(r.interrupted for r in results),
-                     min(r.num_done for r in results))
+                     min(r.num_done for r in kept))

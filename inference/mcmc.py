@@ -98,7 +98,7 @@ class MCMC:
 
     Ctrl-C (``KeyboardInterrupt``) during :meth:`run` keeps the draws made so far on the object
     (``mcmc.interrupted`` is then ``True``; :meth:`get_samples`, :meth:`summary` and
-    :meth:`to_arviz` use them, cut to the shortest chain), prints a one-line note and re-raises
+    :meth:`to_arviz` use them: the chains that made draws, cut to the shortest), prints a one-line note and re-raises
     the ``KeyboardInterrupt``, so a script stops while an interactive session keeps ``mcmc``.
 
     Examples
@@ -227,10 +227,11 @@ class MCMC:
         if result.num_done < warmup or result.positions.shape[1] == 0:
             return (f"MCMC interrupted during warmup at iteration {result.num_done} of "
                     f"{warmup}: no draws were taken (run it again to sample).")
+        chains = result.positions.shape[0]
         return (f"MCMC interrupted at sampling iteration {result.num_done - warmup} of "
-                f"{samples}: kept {result.positions.shape[1]} draws per chain on the MCMC "
-                f"object (mcmc.interrupted is True; get_samples(), summary(), to_arviz() use "
-                f"them).")
+                f"{samples}: kept {result.positions.shape[1]} draws of each of {chains} "
+                f"chain{'s' if chains > 1 else ''} on the MCMC object (mcmc.interrupted is "
+                f"True; get_samples(), summary(), to_arviz() use them).")
 
     def _start(self, init_position, vg):
         """The carry to start from, and the number of warmup iterations still to run."""
