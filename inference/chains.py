@@ -188,7 +188,9 @@ class ChainRunner:
                         if phase == "sample":
                             pieces.append(ys)
                         done = s + n
-                        bar.update(n, float(np.mean(ys.step_size[-1])), divergences)
+                        # the bar counts iterations of every chain of the batch
+                        bar.update(n * ys.step_size.shape[1], float(np.mean(ys.step_size[-1])),
+                                   divergences)
                         if self._stop.is_set():
                             raise KeyboardInterrupt
         except KeyboardInterrupt:
