@@ -98,8 +98,9 @@ class MCMC:
 
     Ctrl-C (``KeyboardInterrupt``) during :meth:`run` keeps the draws made so far on the object
     (``mcmc.interrupted`` is then ``True``; :meth:`get_samples`, :meth:`summary` and
-    :meth:`to_arviz` use them: the chains that made draws, cut to the shortest), prints a one-line note and re-raises
-    the ``KeyboardInterrupt``, so a script stops while an interactive session keeps ``mcmc``.
+    :meth:`to_arviz` use them: the chains that made draws, cut to the shortest), prints a
+    one-line note and re-raises the ``KeyboardInterrupt``, so a script stops while an
+    interactive session keeps ``mcmc``.
 
     Examples
     --------
