@@ -37,6 +37,7 @@ class RunResult(NamedTuple):
     stats: dict               # name -> (C, N) per-draw statistics
     last: tuple               # the final carry (sampler state, adaptation state), backend arrays
     interrupted: bool         # stopped by KeyboardInterrupt
+    num_done: int             # iterations (warmup + sampling) completed by the shortest chain
 
 
 def _build_chunk(iteration, empty_draw):
@@ -90,6 +91,7 @@ class ChainRunner:
         self._chunk = _build_chunk(kernel.build_iteration(potential_and_grad_fn),
                                    kernel.empty_draw)
         self._first_chunk_done = threading.Event()
+        self._stop = threading.Event()    # set on Ctrl-C: every chain stops after its chunk
 
     # ------------------------------------------------------------------ chain methods
     def run(self, method: str, carry, run_key) -> RunResult:
@@ -112,6 +114,9 @@ class ChainRunner:
                 with Progress(total, f"sequential, chain {c + 1}/{C}",
                               enabled=self.progress_bar) as bar:
                     results.append(self._run_batch(self._chunk, carries[c], keys[c], bar))
+                if results[-1].interrupted:   # chains not started: no iterations
+                    results += [self._collect([], carries[d], True, 0) for d in range(c + 1, C)]
+                    break
         else:
             results = self._in_threads(carries, keys)
         return _concat(results)
@@ -142,19 +147,25 @@ class ChainRunner:
                 return self._run_batch(self._chunk, carries[c], keys[c], bar)
 
             # the first chain compiles what every chain runs, then the others start
-            first = pool.submit(contextvars.copy_context().run, one, 0)
-            while not (first.done() or self._first_chunk_done.wait(0.05)):
-                pass
-            futures = [first] + [pool.submit(contextvars.copy_context().run, one, c)
-                                 for c in range(1, C)]
-            return [f.result() for f in futures]
+            futures = [pool.submit(contextvars.copy_context().run, one, 0)]
+            try:
+                while not (futures[0].done() or self._first_chunk_done.wait(0.05)):
+                    pass
+                futures += [pool.submit(contextvars.copy_context().run, one, c)
+                            for c in range(1, C)]
+                return [f.result() for f in futures]
+            except KeyboardInterrupt:     # caught by the main thread: stop the workers
+                self._stop.set()
+                done = [f.result() for f in futures]
+                return done + [self._collect([], carries[c], True, 0)
+                               for c in range(len(done), C)]
 
     # ------------------------------------------------------------------ one batch
     def _run_batch(self, chunk_fn, carry, run_key, bar: Progress) -> RunResult:
         """Warmup then sampling for one batch of chains, chunk by chunk."""
         W, N, K = self.num_warmup, self.num_samples, self.chunk_size
         total = W + N
-        pieces, interrupted = [], False
+        pieces, interrupted, done = [], False, 0
         try:
             # a divergent trajectory overflows to inf/NaN by design: it is counted (diverging,
             # the progress bar) and gets weight 0, so NumPy's floating-point warnings are noise
@@ -176,12 +187,18 @@ class ChainRunner:
                         divergences += int(ys.info.diverging.sum())
                         if phase == "sample":
                             pieces.append(ys)
-                        bar.update(n, float(np.mean(ys.step_size[-1])), divergences)
+                        done = s + n
+                        # the bar counts iterations of every chain of the batch
+                        bar.update(n * ys.step_size.shape[1], float(np.mean(ys.step_size[-1])),
+                                   divergences)
+                        if self._stop.is_set():
+                            raise KeyboardInterrupt
         except KeyboardInterrupt:
             interrupted = True
-        return self._collect(pieces, carry, interrupted)
+            self._stop.set()
+        return self._collect(pieces, carry, interrupted, done)
 
-    def _collect(self, pieces, carry, interrupted) -> RunResult:
+    def _collect(self, pieces, carry, interrupted, done) -> RunResult:
         C, D = (int(d) for d in ops.shape(carry[0].position))
         if pieces:
             draws = Draw(*[tree.map(lambda *a: np.concatenate(a, axis=0), *parts)
@@ -199,14 +216,18 @@ class ChainRunner:
         stats["num_steps"] = stats["num_steps"].astype(np.int64)
         if "tree_depth" in stats:
             stats["tree_depth"] = stats["tree_depth"].astype(np.int64)
-        return RunResult(np.swapaxes(draws.position[::t], 0, 1), stats, carry, interrupted)
+        return RunResult(np.swapaxes(draws.position[::t], 0, 1), stats, carry, interrupted,
+                         done)
 
 
 def _concat(results) -> RunResult:
-    """One result from per-chain results (cut to the shortest, if some were interrupted)."""
-    n = min(r.positions.shape[1] for r in results)
-    positions = np.concatenate([r.positions[:, :n] for r in results], axis=0)
-    stats = {k: np.concatenate([r.stats[k][:, :n] for r in results], axis=0)
-             for k in results[0].stats}
+    """One result from per-chain results. After an interrupt: the chains that made draws,
+    cut to the shortest of them (``last`` keeps every chain)."""
     last = tree.map(lambda *xs: ops.concat(list(xs), axis=0), *[r.last for r in results])
-    return RunResult(positions, stats, last, any(r.interrupted for r in results))
+    kept = [r for r in results if r.positions.shape[1] > 0] or results
+    n = min(r.positions.shape[1] for r in kept)
+    positions = np.concatenate([r.positions[:, :n] for r in kept], axis=0)
+    stats = {k: np.concatenate([r.stats[k][:, :n] for r in kept], axis=0)
+             for k in results[0].stats}
+    return RunResult(positions, stats, last, any(r.interrupted for r in results),
+                     min(r.num_done for r in kept))

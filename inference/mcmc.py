@@ -8,18 +8,18 @@ draws (samples, statistics, summaries, ArviZ).
 
 from __future__ import annotations
 
-import warnings
+import sys
 from typing import NamedTuple
 
 import numpy as np
 
 from ppl import diagnostics, ops, random
 from ppl.backends import tree
-from ppl.handlers import seed, trace
 from ppl.inference import hmc
 from ppl.inference.adaptation import AdaptState
-from ppl.inference.arviz import to_inference_data
+from ppl.inference.arviz import mcmc_groups, to_inference_data
 from ppl.inference.chains import CHAIN_METHODS, ChainRunner, RunResult
+from ppl.inference.run_warnings import run_problems, warn_problems
 
 __all__ = ["MCMC", "MCMCState"]
 
@@ -84,10 +84,23 @@ class MCMC:
     thinning
         Keep every ``thinning``-th draw.
     progress_bar
-        Show a tqdm bar (phase, iterations per second, step size, divergences).
+        Show a tqdm bar (phase, iterations per second, step size, divergences); when the
+        output is not a terminal, a plain line every ~5% of the run instead.
     chunk_size
         Iterations per compiled call (default: about 1/20 of a phase, 10 to 100, on backends
         whose control flow compiles, ``backend.compiles_control_flow``; 1 on the others).
+
+    Notes
+    -----
+    After a run, :class:`~ppl.inference.run_warnings.SamplingWarning` warnings report
+    divergences, R-hat above 1.01 or bulk ESS below 100 per chain (naming the sites) and draws
+    that hit ``max_tree_depth``, each with what to try.
+
+    Ctrl-C (``KeyboardInterrupt``) during :meth:`run` keeps the draws made so far on the object
+    (``mcmc.interrupted`` is then ``True``; :meth:`get_samples`, :meth:`summary` and
+    :meth:`to_arviz` use them: the chains that made draws, cut to the shortest), prints a
+    one-line note and re-raises the ``KeyboardInterrupt``, so a script stops while an
+    interactive session keeps ``mcmc``.
 
     Examples
     --------
@@ -128,6 +141,9 @@ class MCMC:
         self._postprocess = None
         self._samples = None
         self._model_call = None
+        #: ``True`` when the last run was stopped by Ctrl-C (``KeyboardInterrupt``).
+        self.interrupted = False
+        self._schedule = (0, 0)     # (warmup, sampling) iterations the last run was to make
 
     # ------------------------------------------------------------------ running
     def run(self, rng_key, *args, init_params=None, extra_fields=(), **kwargs):
@@ -165,6 +181,31 @@ class MCMC:
             if name not in _STATS:
                 raise ValueError(f"extra_fields: unknown field {name!r}; available: {_STATS}.")
         key = random.as_key(rng_key)
+        self._result, self._samples, self.interrupted = None, None, False
+        try:
+            result, k_run = self._sample(key, args, kwargs, init_params, num_samples)
+        except KeyboardInterrupt:
+            self.interrupted = True
+            print("ppl: MCMC interrupted while setting up the model, before warmup: no draws "
+                  "were taken.", file=sys.stderr)
+            raise
+        self._result = result
+        next_key = random.fold_in(k_run, 2**31 - 1)
+        self.last_state = MCMCState(result.last[0], result.last[1], next_key)
+        if result.interrupted:
+            self.interrupted = True
+            print(f"ppl: {self._interrupt_note()}", file=sys.stderr)
+            raise KeyboardInterrupt
+        if num_samples:
+            # stacklevel: warn_problems <- _run <- run <- the user's call
+            warn_problems(run_problems(self._numpy_samples(), result.stats,
+                                       target_accept_prob=getattr(self.kernel,
+                                                                  "target_accept_prob", None),
+                                       max_tree_depth=getattr(self.kernel, "max_tree_depth",
+                                                              None)),
+                          stacklevel=3)
+
+    def _sample(self, key, args, kwargs, init_params, num_samples):
         # backend settings for many small calls (torch: one intra-op thread)
         with ops.backend().sampling_scope():
             k_init, k_run = random.split(key, 2)
@@ -175,16 +216,23 @@ class MCMC:
             carry, num_warmup = self._start(setup.init_position, vg)
             self._postprocess = setup.postprocess_fn
             self._model_call = (args, kwargs)
-            self._samples = None
+            self._schedule = (num_warmup, num_samples)
             runner = ChainRunner(self.kernel, vg, num_warmup=num_warmup,
                                  num_samples=num_samples, thinning=self.thinning,
                                  chunk_size=self.chunk_size, progress_bar=self.progress_bar)
-            result = runner.run(self.chain_method, carry, k_run)
-        if result.interrupted:
-            warnings.warn("MCMC interrupted: keeping the draws made so far.", stacklevel=3)
-        self._result = result
-        next_key = random.fold_in(k_run, 2**31 - 1)
-        self.last_state = MCMCState(result.last[0], result.last[1], next_key)
+            return runner.run(self.chain_method, carry, k_run), k_run
+
+    def _interrupt_note(self) -> str:
+        """One line: where Ctrl-C stopped the last run and what was kept."""
+        (warmup, samples), result = self._schedule, self._result
+        if result.num_done < warmup or result.positions.shape[1] == 0:
+            return (f"MCMC interrupted during warmup at iteration {result.num_done} of "
+                    f"{warmup}: no draws were taken (run it again to sample).")
+        chains = result.positions.shape[0]
+        return (f"MCMC interrupted at sampling iteration {result.num_done - warmup} of "
+                f"{samples}: kept {result.positions.shape[1]} draws of each of {chains} "
+                f"chain{'s' if chains > 1 else ''} on the MCMC object (mcmc.interrupted is "
+                f"True; get_samples(), summary(), to_arviz() use them).")
 
     def _start(self, init_position, vg):
         """The carry to start from, and the number of warmup iterations still to run."""
@@ -208,8 +256,17 @@ class MCMC:
     # ------------------------------------------------------------------ results
     def _require_run(self):
         if self._result is None:
+            if self.interrupted:
+                raise RuntimeError("No draws: the last run was interrupted before warmup "
+                                   "started; call mcmc.run(rng_key, *model_args) again.")
             raise RuntimeError("No draws yet: call mcmc.run(rng_key, *model_args) first.")
-        return self._result
+        result = self._result
+        if result.positions.shape[1] == 0:
+            if self.interrupted:
+                raise RuntimeError(f"No draws: {self._interrupt_note()}")
+            raise RuntimeError("No draws: warmup() only adapts; call mcmc.run(rng_key, "
+                               "*model_args) to sample.")
+        return result
 
     def get_samples(self, group_by_chain: bool = False):
         """The draws: ``{site: array}`` of the active backend, ``(chains * draws, ...)`` or
@@ -254,22 +311,43 @@ class MCMC:
         return diagnostics.summary(self._numpy_samples(), prob=prob, group_by_chain=True)
 
     def print_summary(self, prob: float = 0.9) -> None:
-        """Print the summary table and the number of divergences."""
+        """Print the summary table and the number of divergences (and, after Ctrl-C, that
+        the draws are partial)."""
         diagnostics.print_summary(self._numpy_samples(), prob=prob, group_by_chain=True,
                                   divergences=self._require_run().stats["diverging"])
+        if self.interrupted:
+            print(f"Partial: {self._interrupt_note()}")
 
-    def to_arviz(self):
-        """An ``arviz.InferenceData`` with ``posterior``, ``sample_stats`` (incl.
-        ``diverging``) and ``observed_data`` (needs ``pip install "ppl[arviz]"``)."""
+    def to_arviz(self, *, coords: dict | None = None, dims: dict | None = None,
+                 posterior_predictive: dict | None = None, prior: dict | None = None):
+        """An ``arviz.InferenceData`` of the run (needs ``pip install "ppl[arviz]"``).
+
+        Groups: ``posterior``, ``sample_stats`` (NumPyro's and ArviZ's names),
+        ``observed_data``, ``log_likelihood`` (pointwise, per observed site: ``az.loo`` and
+        ``az.waic`` work on it), and ``posterior_predictive`` / ``prior`` /
+        ``prior_predictive`` from :class:`~ppl.inference.Predictive` output when given.
+        Dimensions are named after the model's plates, shared by all groups.
+
+        Parameters
+        ----------
+        coords
+            ``dimension -> coordinate values``, e.g. ``{"J": school_names}``.
+        dims
+            ``variable -> dimension names``, overriding the plate names.
+        posterior_predictive
+            ``Predictive(model, mcmc.get_samples())(key, ...)`` output.
+        prior
+            ``Predictive(model, num_samples=S)(key, ...)`` output; its observed sites become
+            ``prior_predictive``.
+        """
         result = self._require_run()
-        return to_inference_data(self._numpy_samples(), dict(result.stats),
-                                 observed=self._observed())
-
-    def _observed(self):
-        model = getattr(self.kernel, "model", None)
-        if model is None or self._model_call is None:
-            return None
-        args, kwargs = self._model_call
-        tr = trace(seed(model, rng_seed=0)).get_trace(*args, **kwargs)
-        return {name: site["value"] for name, site in tr.items()
-                if site["type"] == "sample" and site["is_observed"]} or None
+        samples = self.get_samples(group_by_chain=True)
+        observed, groups, plate_dims = mcmc_groups(
+            getattr(self.kernel, "model", None), self._model_call, samples,
+            posterior_predictive=posterior_predictive, prior=prior)
+        idata = to_inference_data(self._numpy_samples(), dict(result.stats), observed,
+                                  groups=groups, coords=coords,
+                                  dims={**plate_dims, **(dims or {})})
+        if self.interrupted:
+            idata.posterior.attrs["interrupted"] = self._interrupt_note()
+        return idata

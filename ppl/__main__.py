@@ -25,7 +25,11 @@ def main(argv=None) -> int:
     demo.set_defaults(func=_demo)
     add_parser(sub)
     args = parser.parse_args(argv)
-    return args.func(args)
+    try:
+        return args.func(args)
+    except KeyboardInterrupt:   # Ctrl-C: the sampler printed where it stopped
+        print("ppl: interrupted.", file=sys.stderr)
+        return 130              # the shell's status for SIGINT (128 + 2)
 
 
 if __name__ == "__main__":

@@ -41,7 +41,8 @@ def _az(fn, x, **kw):
     """Apply an ArviZ diagnostic to every trailing element of a (chains, draws, ...) array."""
     out = np.empty(x.shape[2:])
     for idx in np.ndindex(*x.shape[2:]):
-        out[idx] = float(fn(x[(slice(None), slice(None)) + idx], **kw))
+        # arviz 0.23.4 returns some diagnostics as (1,) arrays: take the one value
+        out[idx] = np.asarray(fn(x[(slice(None), slice(None)) + idx], **kw)).reshape(())
     return out
 
 

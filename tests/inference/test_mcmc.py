@@ -197,11 +197,19 @@ def test_keyboard_interrupt_keeps_draws(backend):
     mcmc.run(0, init_params=ops.zeros(2))
     total = calls[0]
     calls[0], limit[0] = 0, total - 3
-    with pytest.warns(UserWarning, match="interrupted"):
+    with pytest.raises(KeyboardInterrupt):
         mcmc.run(0, init_params=ops.zeros(2))
+    assert mcmc.interrupted
     n = ops.shape(mcmc.get_samples())[0]
     assert 0 < n < 20
     assert ops.shape(mcmc.get_extra_fields()["diverging"]) == (n,)
+    # interrupted during warmup: no draws, and the errors say where it stopped
+    calls[0], limit[0] = 0, 10
+    with pytest.raises(KeyboardInterrupt):
+        mcmc.run(0, init_params=ops.zeros(2))
+    for method in (mcmc.get_samples, mcmc.print_summary, mcmc.summary):
+        with pytest.raises(RuntimeError, match=r"during warmup at iteration \d+ of 30"):
+            method()
 
 
 @pytest.mark.backends("jax")
