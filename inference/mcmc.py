@@ -8,6 +8,7 @@ draws (samples, statistics, summaries, ArviZ).
 
 from __future__ import annotations
 
+import time
 import warnings
 from typing import NamedTuple
 
@@ -128,6 +129,9 @@ class MCMC:
         self._postprocess = None
         self._samples = None
         self._model_call = None
+        #: wall seconds of the last run: ``setup`` (model tracing, initialisation), ``compile``,
+        #: ``warmup``, ``sampling`` (see :attr:`ChainRunner.timings`)
+        self.timings: dict[str, float] = {}
 
     # ------------------------------------------------------------------ running
     def run(self, rng_key, *args, init_params=None, extra_fields=(), **kwargs):
@@ -166,6 +170,7 @@ class MCMC:
                 raise ValueError(f"extra_fields: unknown field {name!r}; available: {_STATS}.")
         key = random.as_key(rng_key)
         # backend settings for many small calls (torch: one intra-op thread)
+        start = time.perf_counter()
         with ops.backend().sampling_scope():
             k_init, k_run = random.split(key, 2)
             setup = self.kernel.setup(k_init, args, kwargs, init_params, self.num_chains)
@@ -179,7 +184,9 @@ class MCMC:
             runner = ChainRunner(self.kernel, vg, num_warmup=num_warmup,
                                  num_samples=num_samples, thinning=self.thinning,
                                  chunk_size=self.chunk_size, progress_bar=self.progress_bar)
+            setup_seconds = time.perf_counter() - start
             result = runner.run(self.chain_method, carry, k_run)
+            self.timings = {"setup": setup_seconds, **runner.timings}
         if result.interrupted:
             warnings.warn("MCMC interrupted: keeping the draws made so far.", stacklevel=3)
         self._result = result
