@@ -19,7 +19,7 @@ max-width:1400px;padding:0 16px;color:#222;line-height:1.4}
 h1{font-size:22px;margin-bottom:4px}h2{font-size:17px;margin-top:28px;border-bottom:1px solid #ddd}
 .banner{padding:10px 14px;border-radius:6px;font-weight:600;margin:12px 0}
 .agree{background:#e3f4e1;color:#1f6b1a}.disagree,.failed{background:#fbe3e2;color:#a11a17}
-.notconverged{background:#fff1dc;color:#8a4b00}.missing{background:#efe6f7;color:#5b2f86}
+.notconverged{background:#fff1dc;color:#8a4b00}.unchecked{color:#777}.missing{background:#efe6f7;color:#5b2f86}
 table{border-collapse:collapse;font-size:13px;margin:8px 0}
 th,td{padding:3px 8px;border-bottom:1px solid #eee;text-align:right;white-space:nowrap}
 th{background:#f6f6f6;position:sticky;top:0}td.l,th.l{text-align:left}
@@ -54,7 +54,7 @@ def _backends(report) -> str:
             continue
         t = r.timings
         cells = [_seconds(t["compile"]), _seconds(t["warmup"]), _seconds(t["sampling"]),
-                 _seconds(t["total"]), fmt(r.min_ess), fmt(r.ess_per_second),
+                 _seconds(t["total"]), fmt(r.min_ess, integer=True), fmt(r.ess_per_second),
                  fmt(r.max_r_hat), str(r.divergences)]
         rows.append(f"<tr><td class='l'>{_e(r.name)}</td><td class='l'>{_e(r.dtype)}</td>"
                     + "".join(f"<td>{c.strip()}</td>" for c in cells) + "</tr>")
@@ -80,7 +80,7 @@ def _elements(report) -> str:
         for s in sets:
             v = values.get(s.name, {})
             cells += "".join(f"<td{' class=g' if i == 0 else ''}>"
-                             f"{fmt(v.get(k, float('nan'))).strip()}</td>"
+                             f"{fmt(v.get(k, float('nan')), integer=k == 'ess_bulk').strip()}</td>"
                              for i, (k, _) in enumerate(_COLS))
         w = e.worst
         z = f"{abs(w.z):.1f}" if w is not None and math.isfinite(w.z) else "-"

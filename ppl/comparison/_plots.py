@@ -13,6 +13,8 @@ import os
 import numpy as np
 from scipy import stats as _stats
 
+from ppl.comparison._mcse import STATISTICS
+
 __all__ = ["marginals", "forest", "ess_bars", "marginal_figures", "forest_figure",
            "ess_figure", "pyplot"]
 
@@ -67,8 +69,9 @@ def _panel(ax, report, e, colors):
     color = MARK.get(e.verdict)
     title = e.label if color is None else f"{e.label}: {e.verdict.upper()}"
     if e.verdict == "disagree":
-        stats = sorted({t.statistic for t in e.tests if t.judged
-                        and t.p_adjusted < report.settings["alpha"]})
+        bad = {t.statistic for t in e.tests if t.judged
+               and t.p_adjusted < report.settings["alpha"]}
+        stats = [s for s in STATISTICS if s in bad]
         title += f" ({', '.join(stats)})"
     ax.set_title(title, fontsize=8.5, color=color or "black")
     if color is not None:
@@ -89,7 +92,7 @@ def marginal_figures(report, *, max_panels: int = 48) -> list:
     for number, page in enumerate(pages, 1):
         ncol = max(1, min(6, math.ceil(math.sqrt(len(page) * 1.5))))
         nrow = max(1, math.ceil(len(page) / ncol))
-        fig, axes = plt.subplots(nrow, ncol, figsize=(2.6 * ncol + 0.4, 1.9 * nrow + 0.9),
+        fig, axes = plt.subplots(nrow, ncol, figsize=(2.6 * ncol + 0.4, 1.9 * nrow + 0.45),
                                  squeeze=False)
         for ax, e in zip(axes.flat, page):
             _panel(ax, report, e, colors)
@@ -102,7 +105,7 @@ def marginal_figures(report, *, max_panels: int = 48) -> list:
         suffix = f" (page {number} of {len(pages)})" if len(pages) > 1 else ""
         fig.suptitle(f"Marginal posteriors, {len(elements)} elements{suffix}; red frame: "
                      f"disagree, orange: not converged", fontsize=9.5, x=0.01, ha="left")
-        fig.tight_layout(rect=(0, 0, 1, 1 - 0.55 / fig.get_figheight()))
+        fig.tight_layout(rect=(0, 0, 1, 1 - 0.4 / fig.get_figheight()))
         figures.append(fig)
     return figures
 

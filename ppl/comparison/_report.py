@@ -115,7 +115,7 @@ class ComparisonReport:
 
     def ordered_elements(self) -> list[ElementVerdict]:
         """Every element, the worst first: disagreeing (most significant first), missing, not
-        converged, then agreeing ones by decreasing |z|."""
+        converged, unchecked, then agreeing ones by decreasing |z|."""
         rank = {v: i for i, v in enumerate(VERDICTS)}
 
         def key(e):

@@ -16,10 +16,12 @@ _WORST_AGREEING = 5       # in a summary, the agreeing elements closest to the t
 _MAX_FLAGGED = 30         # in a summary, at most this many flagged elements
 
 
-def fmt(v: float, width: int = 9) -> str:
+def fmt(v: float, width: int = 9, *, integer: bool = False) -> str:
     """A number in ``width`` characters, with as many decimals as its size allows."""
     if v is None or (isinstance(v, float) and not math.isfinite(v)):
         return f"{'-':>{width}}"
+    if integer:
+        return f"{v:>{width}.0f}"
     a = abs(v)
     if a != 0 and (a >= 1e5 or a < 1e-3):
         s = f"{v:.2e}"
@@ -49,7 +51,8 @@ def _backend_table(report) -> list[str]:
         t = r.timings
         lines.append(f"{r.name:<12}{'ok':<8}{_seconds(t['compile'])}{_seconds(t['warmup'])}"
                      f"{_seconds(t['sampling'])}{_seconds(t['total'])}"
-                     f"{fmt(r.min_ess, 9)}{fmt(r.ess_per_second, 9)}{fmt(r.max_r_hat, 10)}"
+                     f"{fmt(r.min_ess, 9, integer=True)}{fmt(r.ess_per_second, 9)}"
+                     f"{fmt(r.max_r_hat, 10)}"
                      f"{r.divergences:>12d}")
     lines.append("ESS/s: smallest bulk ESS per second of sampling; compile includes model "
                  "setup and tracing.")
@@ -82,7 +85,8 @@ def _element_rows(report, elements, label_w) -> list[str]:
         cells = ""
         for name, cols in groups:
             v = values.get(name, {})
-            cells += "|" + "".join(fmt(v.get(k, float("nan")), cw) for k, _ in cols)
+            cells += "|" + "".join(fmt(v.get(k, float("nan")), cw, integer=k == "ess_bulk")
+                             for k, _ in cols)
         w = e.worst
         z = f"{abs(w.z):>7.1f}" if w is not None and math.isfinite(w.z) else f"{'-':>7}"
         verdict = e.verdict.upper() if e.verdict in ("disagree", "missing") else e.verdict
@@ -109,8 +113,10 @@ def verdict_line(report) -> str:
         return (f"NOT CONVERGED: {counts['not converged']} element(s) did not converge on some "
                 f"backend (R-hat > 1.01 or divergences), so agreement cannot be confirmed; the "
                 f"converged results agree.")
-    return ("AGREE: every element agrees within Monte Carlo error on the mean, sd and 5%/95% "
-            "quantiles.")
+    unchecked = (f" ({counts['unchecked']} element(s) could not be compared: held by one "
+                 f"result set only, or constant)" if counts["unchecked"] else "")
+    return ("AGREE: every element compared agrees within Monte Carlo error on the mean, sd and "
+            f"5%/95% quantiles{unchecked}.")
 
 
 def render(report, *, full: bool) -> str:

@@ -14,7 +14,8 @@ keeps the family-wise error rate at ``alpha`` over every element and statistic. 
 
 Only results whose chains converged on an element are judged on it: an element whose R-hat on
 some backend exceeds 1.01, or a backend with divergences, is *not converged* there, which is
-reported as such and is not a disagreement (unless the converged result sets disagree).
+reported as such and is not a disagreement (unless the converged result sets disagree). An
+element only one result set holds (a site a partial reference does not cover) is *unchecked*.
 """
 
 from __future__ import annotations
@@ -30,7 +31,7 @@ from ppl.comparison._mcse import STATISTICS
 __all__ = ["Test", "ElementVerdict", "judge", "holm", "element_label", "VERDICTS"]
 
 #: element verdicts, worst first (the report's order)
-VERDICTS = ("disagree", "missing", "not converged", "agree")
+VERDICTS = ("disagree", "missing", "not converged", "unchecked", "agree")
 
 
 class Test(NamedTuple):
@@ -141,6 +142,9 @@ def judge(sets, sites: dict[str, tuple], alpha: float) -> list[ElementVerdict]:
                     if z is not None:
                         p = float(2 * _stats.norm.sf(abs(z[2])))
                         tests.append([a.name, b.name, stat, *z, p, np.nan, judged])
+            if not tests:
+                reasons.append("held by one result set only" if len(present) < 2 else
+                               "no finite Monte Carlo error (a constant?)")
             raw.append((site, i, reasons, tests, bool(missing)))
     judged = [t for _, _, _, tests, _ in raw for t in tests if t[-1]]
     for t, p_adj in zip(judged, holm(np.array([t[6] for t in judged]))):
@@ -154,6 +158,8 @@ def judge(sets, sites: dict[str, tuple], alpha: float) -> list[ElementVerdict]:
             reasons = [f"{t.statistic}: {t.a} vs {t.b} (z = {t.z:+.1f})" for t in bad] + reasons
         elif missing:
             verdict = "missing"
+        elif not tests:
+            verdict = "unchecked"
         elif reasons:
             verdict = "not converged"
         else:
