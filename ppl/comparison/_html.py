@@ -85,11 +85,11 @@ def _elements(report) -> str:
         w = e.worst
         z = f"{abs(w.z):.1f}" if w is not None and math.isfinite(w.z) else "-"
         css = e.verdict.replace(" ", "")
-        rows.append(f"<tr><td class='l'>{_e(e.label)}</td>{cells}<td class='l {css}'>"
-                    f"{_e(e.verdict)}</td><td>{z}</td><td class='l'>"
+        rows.append(f"<tr><td class='l'>{_e(e.label)}</td><td class='l {css}'>"
+                    f"{_e(e.verdict)}</td><td>{z}</td>{cells}<td class='l g'>"
                     f"{_e('; '.join(e.reasons))}</td></tr>")
-    head = (f"<tr><th class='l' rowspan='2'>element</th>{group}<th class='l' rowspan='2'>"
-            f"verdict</th><th rowspan='2'>max |z|</th><th class='l' rowspan='2'>why</th></tr>"
+    head = (f"<tr><th class='l' rowspan='2'>element</th><th class='l' rowspan='2'>verdict</th>"
+            f"<th rowspan='2'>max |z|</th>{group}<th class='l group' rowspan='2'>why</th></tr>"
             f"<tr>{sub}</tr>")
     return f"<div class='scroll'><table>{head}{''.join(rows)}</table></div>"
 

@@ -101,7 +101,9 @@ def verdict_line(report) -> str:
     if status == "failed":
         if report.failures:
             named = "; ".join(f"{k}: {v}" for k, v in report.failures.items())
-            return f"FAILED: a backend did not run ({named})."
+            others = ", ".join(f"{v} {k}" for k, v in counts.items() if v)
+            return f"FAILED: a backend did not run ({named})." + (
+                f" Among the others: {others}." if others else "")
         return "FAILED: fewer than two result sets ran; nothing to compare."
     if status == "disagree":
         labels = report.disagreements()
