@@ -12,8 +12,7 @@ import re
 import numpy as np
 import pytest
 
-from ppl.comparison import (STATUSES, BackendRun, ComparisonReport, check_backends,
-                            load_reference)
+from ppl.comparison import STATUSES, BackendRun, ComparisonReport, check_backends, load_reference
 from ppl.comparison._verdict import element_label, holm
 
 SETTINGS = {"num_warmup": 10, "num_samples": 1000, "num_chains": 4, "seed": 0,
