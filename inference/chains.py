@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import contextvars
 import threading
+import time
 from concurrent.futures import ThreadPoolExecutor
 from typing import NamedTuple
 
@@ -92,6 +93,8 @@ class ChainRunner:
                                    kernel.empty_draw)
         self._first_chunk_done = threading.Event()
         self._stop = threading.Event()    # set on Ctrl-C: every chain stops after its chunk
+        self._threads = False
+        self._chunk_seconds: list[dict] = []   # per batch: phase -> wall time of each chunk
 
     # ------------------------------------------------------------------ chain methods
     def run(self, method: str, carry, run_key) -> RunResult:
@@ -139,6 +142,7 @@ class ChainRunner:
         return on_devices
 
     def _in_threads(self, carries, keys):
+        self._threads = True
         C = len(carries)
         total = (self.num_warmup + self.num_samples) * C
         with Progress(total, f"parallel, {C} chains", enabled=self.progress_bar,
@@ -166,6 +170,8 @@ class ChainRunner:
         W, N, K = self.num_warmup, self.num_samples, self.chunk_size
         total = W + N
         pieces, interrupted, done = [], False, 0
+        seconds = {"warmup": [], "sample": []}
+        self._chunk_seconds.append(seconds)
         try:
             # a divergent trajectory overflows to inf/NaN by design: it is counted (diverging,
             # the progress bar) and gets weight 0, so NumPy's floating-point warnings are noise
@@ -175,6 +181,7 @@ class ChainRunner:
                         bar.phase(phase)
                     divergences = 0
                     for s in range(lo, hi, K):
+                        tic = time.perf_counter()
                         idx = np.arange(s, s + K)
                         active = idx < hi
                         f = self._flags[:, np.minimum(idx, total - 1)] & active
@@ -185,6 +192,7 @@ class ChainRunner:
                         n = int(active.sum())
                         ys = tree.map(lambda a, n=n: np.asarray(ops.to_numpy(a))[:n], ys)
                         divergences += int(ys.info.diverging.sum())
+                        seconds[phase].append(time.perf_counter() - tic)
                         if phase == "sample":
                             pieces.append(ys)
                         done = s + n
@@ -197,6 +205,24 @@ class ChainRunner:
             interrupted = True
             self._stop.set()
         return self._collect(pieces, carry, interrupted, done)
+
+    @property
+    def timings(self) -> dict:
+        """Wall time in seconds of ``compile`` (the first chunk's excess over a typical chunk:
+        tracing and compilation), ``warmup`` and ``sampling``; summed over batches run one after
+        another, the longest of batches run in threads."""
+        per_batch = []
+        for seconds in self._chunk_seconds:
+            chunks = seconds["warmup"] + seconds["sample"]
+            first_phase = "warmup" if seconds["warmup"] else "sample"
+            rest = seconds[first_phase][1:] or seconds["sample"][1:]
+            compile_s = max(chunks[0] - float(np.median(rest)), 0.0) if rest and chunks else 0.0
+            warmup, sampling = sum(seconds["warmup"]), sum(seconds["sample"])
+            per_batch.append((compile_s, warmup - compile_s * (first_phase == "warmup"),
+                              sampling - compile_s * (first_phase == "sample")))
+        combine = max if self._threads else sum
+        return {k: float(combine(t[i] for t in per_batch)) if per_batch else 0.0
+                for i, k in enumerate(("compile", "warmup", "sampling"))}
 
     def _collect(self, pieces, carry, interrupted, done) -> RunResult:
         C, D = (int(d) for d in ops.shape(carry[0].position))

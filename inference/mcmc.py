@@ -9,6 +9,7 @@ draws (samples, statistics, summaries, ArviZ).
 from __future__ import annotations
 
 import sys
+import time
 from typing import NamedTuple
 
 import numpy as np
@@ -144,6 +145,9 @@ class MCMC:
         #: ``True`` when the last run was stopped by Ctrl-C (``KeyboardInterrupt``).
         self.interrupted = False
         self._schedule = (0, 0)     # (warmup, sampling) iterations the last run was to make
+        #: wall seconds of the last run: ``setup`` (model tracing, initialisation), ``compile``,
+        #: ``warmup``, ``sampling`` (see :attr:`ChainRunner.timings`)
+        self.timings: dict[str, float] = {}
 
     # ------------------------------------------------------------------ running
     def run(self, rng_key, *args, init_params=None, extra_fields=(), **kwargs):
@@ -207,6 +211,7 @@ class MCMC:
 
     def _sample(self, key, args, kwargs, init_params, num_samples):
         # backend settings for many small calls (torch: one intra-op thread)
+        start = time.perf_counter()
         with ops.backend().sampling_scope():
             k_init, k_run = random.split(key, 2)
             setup = self.kernel.setup(k_init, args, kwargs, init_params, self.num_chains)
@@ -220,7 +225,10 @@ class MCMC:
             runner = ChainRunner(self.kernel, vg, num_warmup=num_warmup,
                                  num_samples=num_samples, thinning=self.thinning,
                                  chunk_size=self.chunk_size, progress_bar=self.progress_bar)
-            return runner.run(self.chain_method, carry, k_run), k_run
+            setup_seconds = time.perf_counter() - start
+            result = runner.run(self.chain_method, carry, k_run)
+            self.timings = {"setup": setup_seconds, **runner.timings}
+            return result, k_run
 
     def _interrupt_note(self) -> str:
         """One line: where Ctrl-C stopped the last run and what was kept."""

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import argparse
 import importlib.util
 import inspect
 import os
@@ -11,8 +12,7 @@ import numpy as np
 
 from ppl import handlers, ops
 from ppl._state import use_backend
-from ppl.backends import BACKENDS
-from ppl.comparison import compare
+from ppl.comparison import STATUSES, check_backends, compare, load_reference
 
 __all__ = ["add_parser", "run"]
 
@@ -21,10 +21,26 @@ class BadInput(Exception):
     """Bad command-line input: printed as one line, exit status 2."""
 
 
+_EPILOG = """\
+exit status:
+  0  the backends (and the reference) agree on every element
+  1  they do not: some element differs beyond Monte Carlo error, or did not converge
+     (R-hat > 1.01 or divergences) on some backend so agreement cannot be confirmed
+  2  bad input (file, model, data, options, reference; fewer than two result sets)
+  3  a backend failed to run (each failure is printed with its reason)
+  130 interrupted (Ctrl-C)
+
+FILE.py may also define KERNEL_KWARGS (or NUTS_KWARGS), a dict of NUTS options, and
+ALLOW_DIVERGENCES (True, or the number of divergences a backend may have and still count as
+converged)."""
+
+
 def add_parser(sub):
     p = sub.add_parser("compare", help="run a model on several backends and compare",
-                       description="Run FILE.py's model with NUTS on several backends and "
-                                   "compare. Exit 0 when they agree, 1 when not, 2 on bad input.")
+                       description="Run FILE.py's model with NUTS on several backends and judge, "
+                                   "element by element, whether the posteriors agree within "
+                                   "Monte Carlo error (mean, sd, 5%% and 95%% quantiles).",
+                       epilog=_EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("target", help="FILE.py or FILE.py:MODEL (default model name: 'model')")
     p.add_argument("--backends", default=None,
                    help="comma-separated backend names (default: every installed backend)")
@@ -33,8 +49,18 @@ def add_parser(sub):
     p.add_argument("--num-chains", type=int, default=4)
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--dtype", default="float32", choices=["float32", "float64"])
-    p.add_argument("--plot", default=None, metavar="OUT.png", help="write marginal-posterior plot")
-    p.add_argument("--json", default=None, metavar="OUT.json", help="write the report as JSON")
+    p.add_argument("--alpha", type=float, default=0.01,
+                   help="family-wise error rate of the verdict (default 0.01)")
+    p.add_argument("--reference", default=None, metavar="REF.json",
+                   help="reference posterior: posteriordb-style means and sds (Stan's 1-based "
+                        "names, e.g. theta[1]), posteriordb draws, or an .npz of site draws")
+    p.add_argument("--plot", default=None, metavar="OUT.png",
+                   help="write marginal posteriors of every element (OUT.png, OUT-2.png, ... "
+                        "when long), OUT-forest.png and OUT-ess.png")
+    p.add_argument("--json", default=None, metavar="OUT.json",
+                   help="write the full report (every element and test) as JSON")
+    p.add_argument("--html", default=None, metavar="OUT.html",
+                   help="write one self-contained HTML page (tables and plots)")
     p.add_argument("--no-progress", action="store_true", help="hide progress bars")
     p.set_defaults(func=run)
     return p
@@ -73,47 +99,80 @@ def _load(target: str):
         inspect.signature(model).bind(**data)
     except TypeError as err:
         raise BadInput(f"{path}: data() does not fit {name}(): {err}") from err
-    kernel_kwargs = dict(getattr(module, "KERNEL_KWARGS", {}) or {})
-    return model, data, kernel_kwargs
+    kernel_kwargs = getattr(module, "KERNEL_KWARGS", None) or getattr(module, "NUTS_KWARGS", {})
+    allow = getattr(module, "ALLOW_DIVERGENCES", 0)
+    max_divergences = 2**62 if allow is True else int(allow)
+    return model, data, dict(kernel_kwargs or {}), max_divergences
 
 
-def _preflight(model, data, dtype):
-    """Run the model once (numpy backend) so data that does not fit fails here, clearly."""
+def _preflight(model, data, dtype) -> dict[str, tuple]:
+    """Run the model once (numpy backend) so data that does not fit fails here, clearly;
+    returns the shapes of its latent and deterministic sites."""
     with use_backend("numpy", dtype=dtype):
         kwargs = {k: ops.asarray(np.asarray(v)) if hasattr(v, "__array__") else v
                   for k, v in data.items()}
         try:
-            handlers.trace(handlers.seed(model, rng_seed=0)).get_trace(**kwargs)
+            tr = handlers.trace(handlers.seed(model, rng_seed=0)).get_trace(**kwargs)
         except Exception as err:  # noqa: BLE001
             raise BadInput(f"the model fails on its data: {type(err).__name__}: {err}") from err
+    return {name: tuple(ops.shape(site["value"])) for name, site in tr.items()
+            if (site["type"] == "sample" and not site["is_observed"])
+            or site["type"] == "deterministic"}
+
+
+def _reference(path, sites):
+    try:
+        ref = load_reference(path).bind(sites)
+    except ValueError as err:
+        raise BadInput(str(err)) from err
+    if ref.unmatched:
+        raise BadInput(f"reference {path}: {', '.join(ref.unmatched[:6])} name no element of the "
+                       f"model (its sites: {', '.join(sites)}; names are Stan-style, 1-based)")
+    return ref
+
+
+def _write_outputs(report, args):
+    if args.plot:
+        root, _ = os.path.splitext(args.plot)
+        paths = report.plot(args.plot) + [report.plot_forest(f"{root}-forest.png"),
+                                          report.plot_ess(f"{root}-ess.png")]
+        print(f"plots written to {', '.join(paths)}")
+    if args.json:
+        print(f"JSON written to {report.to_json(args.json)}")
+    if args.html:
+        print(f"HTML report written to {report.to_html(args.html)}")
 
 
 def run(args) -> int:
     try:
         names = None
-        if args.backends:
+        if args.backends is not None:
             names = [n.strip() for n in args.backends.split(",") if n.strip()]
-            unknown = [n for n in names if n not in BACKENDS]
-            if unknown:
-                raise BadInput(f"unknown backend(s) {', '.join(unknown)}; known: "
-                               f"{', '.join(BACKENDS)}")
+        try:
+            names = check_backends(names, has_reference=args.reference is not None)
+        except ValueError as err:
+            raise BadInput(str(err).replace("backends=", "--backends ").replace(
+                "reference=...", "--reference FILE")) from err
         for flag in ("num_warmup", "num_samples", "num_chains"):
             if getattr(args, flag) < (0 if flag == "num_warmup" else 1):
                 raise BadInput(f"--{flag.replace('_', '-')} must be positive")
-        model, data, kernel_kwargs = _load(args.target)
-        _preflight(model, data, args.dtype)
+        if not 0.0 < args.alpha < 1.0:
+            raise BadInput(f"--alpha must be in (0, 1), got {args.alpha}")
+        model, data, kernel_kwargs, max_divergences = _load(args.target)
+        sites = _preflight(model, data, args.dtype)
+        reference = _reference(args.reference, sites) if args.reference else None
     except BadInput as err:
         print(f"ppl compare: error: {err}", file=sys.stderr)
         return 2
-    report = compare(model, backends=names, num_warmup=args.num_warmup,
+    try:
+        report = compare(model, backends=names, num_warmup=args.num_warmup,
                          num_samples=args.num_samples, num_chains=args.num_chains,
                          seed=args.seed, dtype=args.dtype, progress_bar=not args.no_progress,
-                         kernel_kwargs=kernel_kwargs, **data)
+                         alpha=args.alpha, kernel_kwargs=kernel_kwargs, reference=reference,
+                         max_divergences=max_divergences, **data)
+    except KeyboardInterrupt:
+        print("ppl compare: interrupted", file=sys.stderr)
+        return 130
     print(report)
-    if args.plot:
-        report.plot(args.plot)
-        print(f"plot written to {args.plot}")
-    if args.json:
-        report.to_json(args.json)
-        print(f"JSON written to {args.json}")
-    return 0 if report.agree() else 1
+    _write_outputs(report, args)
+    return STATUSES[report.status]

@@ -3,9 +3,11 @@
 One module per posterior; each defines ``POSTERIOR`` (the posteriordb name), ``model(...)``,
 ``data()`` (the model's keyword arguments, as arrays of the active backend) and
 ``NUTS_KWARGS`` (sampler options the posterior needs, e.g. ``dense_mass=True`` for diamonds).
-Any of them runs with ``python -m ppl compare examples/posteriordb/<module>.py`` or as a script
-(``python examples/posteriordb/garch11.py --backend jax``), which checks the draws against the
-reference.
+Any of them runs with ``python -m ppl compare examples/posteriordb/<module>.py`` -- add
+``--reference shared/posteriordb/<posterior>/reference.json`` to judge every backend against
+posteriordb's reference means and sds too (the module's ``ALLOW_DIVERGENCES`` is honoured) -- or
+as a script (``python examples/posteriordb/garch11.py --backend jax``), which checks the draws
+against the reference.
 
 The helpers (data location, reference loading, Stan-name mapping, the reference check) live in
 :mod:`_posteriordb` and are re-exported here, plus :func:`load_module`.
