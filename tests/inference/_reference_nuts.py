@@ -58,27 +58,34 @@ def _keeps_going(ps_left, ps_right, rho):
     return float(ps_left @ rho) > 0 and float(ps_right @ rho) > 0
 
 
-def _segments_keep_going(left, right, minv):
+def _segments_keep_going(left, right, minv, decided=None, where=""):
     """The criterion on ``left + right`` (two lists of points in trajectory order) and Stan's
-    checks across the junction."""
+    checks across the junction. When only an extra check stops the trajectory, ``decided``
+    (a ``collections.Counter``) counts it as ``where + "-start"`` (the check from the start of
+    ``left`` to the start of ``right``) or ``where + "-end"``."""
     ps = lambda pt: _sharp(minv, pt.p)
     rho_left = sum(pt.p for pt in left)
     rho_right = sum(pt.p for pt in right)
-    return (_keeps_going(ps(left[0]), ps(right[-1]), rho_left + rho_right)
-            and _keeps_going(ps(left[0]), ps(right[0]), rho_left + right[0].p)
-            and _keeps_going(ps(left[-1]), ps(right[-1]), rho_right + left[-1].p))
+    whole = _keeps_going(ps(left[0]), ps(right[-1]), rho_left + rho_right)
+    start = _keeps_going(ps(left[0]), ps(right[0]), rho_left + right[0].p)
+    end = _keeps_going(ps(left[-1]), ps(right[-1]), rho_right + left[-1].p)
+    if decided is not None and whole:
+        decided[where + "-start"] += not start
+        decided[where + "-end"] += not end
+    return whole and start and end
 
 
-def _balanced_turns(segment, forward, minv):
+def _balanced_turns(segment, forward, minv, decided=None):
     """Whether a balanced segment (points in build order) turns."""
     ordered = segment if forward else segment[::-1]
     half = len(ordered) // 2
-    return not _segments_keep_going(ordered[:half], ordered[half:], minv)
+    return not _segments_keep_going(ordered[:half], ordered[half:], minv, decided, "subtree")
 
 
 def transition(x0, p0, forward, u, potential_and_grad, step_size, minv, *, max_tree_depth,
-               max_delta_energy=1000.0) -> Result:
-    """One NUTS transition from ``x0`` with momentum ``p0`` (see the module docstring)."""
+               max_delta_energy=1000.0, decided=None) -> Result:
+    """One NUTS transition from ``x0`` with momentum ``p0`` (see the module docstring);
+    ``decided``: a ``collections.Counter`` of the U-turns only Stan's extra checks found."""
     x0 = np.asarray(x0, dtype=np.float64)
     u0, g0 = potential_and_grad(x0)
     start = Point(x0, np.asarray(p0, dtype=np.float64), float(u0), np.asarray(g0, np.float64))
@@ -110,7 +117,7 @@ def transition(x0, p0, forward, u, potential_and_grad, step_size, minv, *, max_t
             # the balanced sub-trees this leaf completes (sizes 2, 4, ... up to the subtree)
             k = 2
             while k <= len(subtree) and (n + 1) % k == 0:
-                if _balanced_turns(subtree[n + 1 - k:n + 1], forward, minv):
+                if _balanced_turns(subtree[n + 1 - k:n + 1], forward, minv, decided):
                     valid = False
                 k *= 2
             if not valid:
@@ -125,7 +132,7 @@ def transition(x0, p0, forward, u, potential_and_grad, step_size, minv, *, max_t
         left, right = (trajectory, ordered) if forward else (ordered, trajectory)
         trajectory = left + right
         depth += 1
-        if not _segments_keep_going(left, right, minv):
+        if not _segments_keep_going(left, right, minv, decided, "merge"):
             break
         forward = u[last, 2] < 0.5
     return Result(candidate.x, candidate.u, candidate.g, candidate_energy,

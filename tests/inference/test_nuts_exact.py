@@ -4,6 +4,8 @@ float64), the multinomial selection frequencies against their formulas, the acce
 statistic recomputed by hand, and a warmup window's adaptation against Stan's formulas."""
 
 import math
+import zlib
+from collections import Counter
 
 import numpy as np
 import pytest
@@ -66,6 +68,7 @@ def _funnel_ops(x):
 
 _COV = np.array([[1.0, 2.85], [2.85, 9.0]])          # scales 1 and 3, correlation 0.95
 _PREC = np.linalg.inv(_COV)
+_ANISO = np.diag([1.0, 100.0])
 
 # (id, ops potential, numpy potential+grad, dim, step size, inverse mass matrix (D,) or (D, D),
 #  max_tree_depth, max_delta_energy)
@@ -80,13 +83,18 @@ CASES = [
     ("funnel-divergent", _funnel_ops, _funnel_np, 3, 0.9, np.ones(3), 10, 5.0),
     ("max-depth", _gauss_ops(np.eye(2), np.zeros(2)), _gauss_np(np.eye(2), np.zeros(2)), 2, 0.01,
      np.ones(2), 4, 1000.0),
+    # scales 1 and 0.1 under a unit metric: trajectories that only Stan's extra checks stop
+    ("extra-checks", _gauss_ops(_ANISO, np.zeros(2)), _gauss_np(_ANISO, np.zeros(2)), 2, 0.15,
+     np.ones(2), 10, 1000.0),
 ]
-C = 4
+C = 32
+#: every U-turn check that only Stan's extra checks decide must occur in the "extra-checks" case
+EXTRA_CHECKS = ("subtree-start", "subtree-end", "merge-start", "merge-end")
 
 
 def _inputs(case_id, dim, minv, depth):
     """Positions, momenta (p ~ N(0, M)), first directions and uniforms for C chains."""
-    rng = np.random.default_rng(abs(hash(case_id)) % 2**32)
+    rng = np.random.default_rng(zlib.crc32(case_id.encode()))
     x0 = rng.normal(size=(C, dim))
     if case_id == "funnel-divergent":
         x0[:, 0] = rng.uniform(-3.0, -1.0, size=C)
@@ -113,9 +121,11 @@ def test_transition_matches_reference(backend, case):
     got = {k: ops.to_numpy(v) for k, v in
            {"x": state.position, "potential_energy": state.potential_energy,
             "grad": state.potential_energy_grad, **info._asdict()}.items()}
+    decided = Counter()
     for c in range(C):
         ref = reference_transition(x0[c], p0[c], bool(forward[c]), u[c], vg_np, eps, minv,
-                                   max_tree_depth=depth, max_delta_energy=max_de)
+                                   max_tree_depth=depth, max_delta_energy=max_de,
+                                   decided=decided)
         where = f"{case_id}, chain {c}"
         np.testing.assert_allclose(got["x"][c], ref.x, rtol=1e-8, atol=1e-8, err_msg=where)
         np.testing.assert_allclose(got["grad"][c], ref.grad, rtol=1e-8, atol=1e-8,
@@ -128,6 +138,9 @@ def test_transition_matches_reference(backend, case):
         assert bool(got["diverging"][c]) == ref.diverging, where
     if case_id == "funnel-divergent":
         assert got["diverging"].any(), "the case must exercise a divergence"
+    if case_id == "extra-checks":
+        missing = [k for k in EXTRA_CHECKS if not decided[k]]
+        assert not missing, f"the case must exercise Stan's extra checks {missing}: {decided}"
     if case_id == "max-depth":
         assert (got["tree_depth"] == depth).all()
 
