@@ -30,12 +30,28 @@ from ppl.backends.tensorflow.special import TensorflowSpecial
 __all__ = ["TensorflowBackend"]
 
 
+def _unpackable_iter(original):
+    def __iter__(self):
+        if tf.is_symbolic_tensor(self) and self.shape.rank and self.shape[0] is not None:
+            return iter(tf.unstack(self, num=self.shape[0]))
+        return original(self)
+
+    __iter__.__ppl_patched__ = True
+    return __iter__
+
+
 def enable_numpy_behavior():
     """Turn on TensorFlow's NumPy behaviour (process-wide, like JAX's x64 flag): NumPy indexing
     of tensors (``theta[group]`` with an integer array, boolean masks), NumPy type promotion in
     operators (``int_tensor * float_tensor``), and ``.T``/``.reshape`` on tensors, which model
-    code written for NumPy, JAX and torch uses. Python floats next to a tensor keep its dtype."""
+    code written for NumPy, JAX and torch uses. Python floats next to a tensor keep its dtype.
+
+    Also lets a symbolic tensor (inside ``jit``, ``vmap`` or a loop) whose first dimension is
+    known be unpacked, as JAX and torch allow: ``k1, k2 = ppl.random.split(key)``. TensorFlow
+    refuses to iterate over any symbolic tensor."""
     tf.experimental.numpy.experimental_enable_numpy_behavior(prefer_float32=True)
+    if not getattr(tf.Tensor.__iter__, "__ppl_patched__", False):
+        tf.Tensor.__iter__ = _unpackable_iter(tf.Tensor.__iter__)
 
 
 class TensorflowBackend(TensorflowCore, TensorflowSpecial, TensorflowLinalg, TensorflowNN,
