@@ -57,9 +57,14 @@ def _unary(fn, doc=None):
 
 
 def _promote(a: tf.DType, b: tf.DType) -> tf.DType:
-    """NumPy's promotion of two tensor dtypes (floats win, the wider one; ints widen)."""
+    """The dtype of an op on tensors of dtypes ``a`` and ``b``, as in JAX and torch: a floating
+    dtype wins over integers and booleans (``int64`` with ``float32`` is ``float32``), otherwise
+    NumPy's promotion (the wider float, the wider integer)."""
     if a == b:
         return a
+    fa, fb = a.is_floating or a.is_complex, b.is_floating or b.is_complex
+    if fa != fb:
+        return a if fa else b
     return _DTYPES[np.promote_types(a.as_numpy_dtype, b.as_numpy_dtype).name]
 
 
@@ -114,6 +119,15 @@ class TensorflowCore:
         x = self._in(x)
         return x if x.dtype.is_floating or x.dtype.is_complex else tf.cast(x, self._float)
 
+    def float_operands(self, *args):
+        """Operands of an n-ary floating op: with a floating tensor among them, the others keep
+        their kind (Python scalars stay weak, :meth:`_ins` promotes); else all become
+        ``self.dtype``."""
+        if any(isinstance(a, _Tensor) and (a.dtype.is_floating or a.dtype.is_complex)
+               for a in args):
+            return args
+        return [self.float_operand(a) for a in args]
+
     def _on_device(self):
         return tf.device(self._device_name) if self._device_name else _NULL
 
@@ -129,7 +143,7 @@ class TensorflowCore:
                                                for v in x):
             return tf.stack([self.asarray(v, dtype) for v in x])
         a = np.asarray(x)
-        if a.dtype.kind == "O":
+        if a.dtype.kind not in "biufc":
             raise TypeError(
                 f"asarray: cannot convert an object of type {type(x).__name__} to a tensor; "
                 "pass numbers, nested lists of numbers, NumPy arrays or tensors.")

@@ -1,4 +1,4 @@
-"""tensorflow backend: neural-network functions (``tf.nn``)."""
+"""tensorflow backend: neural-network functions (``tf.nn``; ``gelu`` and ``leaky_relu`` are\nthe shared composites: ``tf.nn``'s round their constants to float32)."""
 
 from __future__ import annotations
 
@@ -17,11 +17,6 @@ class TensorflowNN:
     softplus = _unary(tf.nn.softplus)
     sigmoid = _unary(tf.sigmoid)
     log_sigmoid = _unary(tf.math.log_sigmoid)
-
-    def gelu(self, x, approximate=False): return tf.nn.gelu(x, approximate=approximate)
-
-    def leaky_relu(self, x, negative_slope=0.01):
-        return tf.nn.leaky_relu(x, alpha=negative_slope)
 
     def softmax(self, x, axis=-1): return tf.nn.softmax(x, axis=axis)
     def log_softmax(self, x, axis=-1): return tf.nn.log_softmax(x, axis=axis)

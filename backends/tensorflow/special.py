@@ -27,7 +27,7 @@ def log_ndtr(x):
     mid = tf.clip_by_value(x, lower, 0.0)
     up = tf.maximum(x, 0.0)
     low = tf.minimum(x, lower)
-    mid_v = tf.math.log(0.5 * tf.math.erfc(mid * -s))
+    mid_v = tf.math.log(0.5 * tf.math.erfc(mid * s))
     up_v = tf.math.log1p(-0.5 * tf.math.erfc(up * -s))
     z = 1.0 / tf.square(low)
     series = 1.0 + z * (-1.0 + z * (3.0 + z * (-15.0 + z * (105.0 + z * (-945.0
