@@ -1,4 +1,5 @@
-"""tensorflow backend: neural-network functions (``tf.nn``; ``gelu`` and ``leaky_relu`` are\nthe shared composites: ``tf.nn``'s round their constants to float32)."""
+"""tensorflow backend: neural-network functions (``tf.nn``; ``gelu`` and ``leaky_relu`` are
+the shared composites: ``tf.nn``'s round their constants to float32)."""
 
 from __future__ import annotations
 

@@ -25,7 +25,7 @@ from __future__ import annotations
 import numpy as np
 import tensorflow as tf
 
-from ppl.backends.tensorflow.core import _Tensor, _shape
+from ppl.backends.tensorflow.core import _shape, _Tensor
 
 __all__ = ["TensorflowRandom"]
 
