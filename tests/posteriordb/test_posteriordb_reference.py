@@ -2,8 +2,9 @@
 twelve posteriors against the reference draws, with the criteria of posteriordb's README:
 ``|mean - ref| <= 0.1 ref_sd``, sd within 20 %, split R-hat < 1.01, no divergences.
 
-The default suite (CI) runs all twelve on JAX, about 2 minutes on 2 cores. numpy and torch
-are behind ``@pytest.mark.slow``: ``pytest -m slow -k torch tests/posteriordb``.
+The default suite (CI) runs all twelve on JAX, about 2 minutes on 2 cores, and eight schools
+on TensorFlow. numpy, torch and the other TensorFlow rows are behind ``@pytest.mark.slow``:
+``pytest -m slow -k torch tests/posteriordb``.
 Set ``PPL_POSTERIORDB_REPORT=path.json`` to append each run's numbers (wall time, largest
 ``|mean - ref| / ref_sd``) to a JSON-lines file.
 """
@@ -19,8 +20,10 @@ import ppl
 pytestmark = pytest.mark.skipif(not available(), reason="posteriordb data not found")
 
 POSTERIORS = sorted(CASES)
-#: run by default (CI): all twelve on JAX, about 2 minutes on 2 cores
-FAST = {("jax", p) for p in POSTERIORS}
+#: run by default (CI): all twelve on JAX, about 2 minutes on 2 cores, and eight schools on
+#: TensorFlow (its XLA compilation alone takes ~10-30 s per posterior)
+FAST = {("jax", p) for p in POSTERIORS} | {("tensorflow",
+                                           "eight_schools-eight_schools_noncentered")}
 
 
 def _params():

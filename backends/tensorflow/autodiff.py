@@ -1,0 +1,104 @@
+"""tensorflow backend: ``grad`` and ``value_and_grad`` with ``tf.GradientTape``, ``vmap`` with
+``tf.vectorized_map`` (``pfor``; ops without a vectorisation rule run in a ``while_loop``).
+
+Python and NumPy numbers at the differentiated positions become float tensors first (a tape
+watches tensors only); gradients that do not depend on an input are zeros, as in JAX.
+"""
+
+from __future__ import annotations
+
+import functools
+
+import numpy as np
+import tensorflow as tf
+
+from ppl.backends import tree
+from ppl.backends.tensorflow.core import _Tensor
+
+__all__ = ["TensorflowAutodiff"]
+
+
+class TensorflowAutodiff:
+    """Autodiff and batching of :class:`~ppl.backends.tensorflow.TensorflowBackend`."""
+
+    def _float_leaf(self, x):
+        if isinstance(x, _Tensor):
+            return x
+        if isinstance(x, bool | int | float | np.integer | np.floating | np.ndarray):
+            return self.asarray(x, self._float if np.asarray(x).dtype.kind in "iub" else None)
+        return x
+
+    def value_and_grad(self, fun, argnums=0, has_aux=False):
+        nums = (argnums,) if isinstance(argnums, int) else tuple(argnums)
+
+        @functools.wraps(fun)
+        def value_and_grad_fun(*args, **kwargs):
+            args = list(args)
+            for i in nums:
+                args[i] = tree.map(self._float_leaf, args[i])
+            flat = [tree.flatten(args[i]) for i in nums]
+            with tf.GradientTape(watch_accessed_variables=False) as tape:
+                for leaves, _ in flat:
+                    tape.watch(leaves)
+                out = fun(*args, **kwargs)
+            value, aux = out if has_aux else (out, None)
+            watched = [leaf for leaves, _ in flat for leaf in leaves]
+            grads = tape.gradient(value, watched,
+                                  unconnected_gradients=tf.UnconnectedGradients.ZERO)
+            grads = iter([tf.convert_to_tensor(g) for g in grads])
+            trees = tuple(tree.unflatten(d, [next(grads) for _ in leaves]) for leaves, d in flat)
+            g = trees[0] if isinstance(argnums, int) else trees
+            return ((value, aux) if has_aux else value), g
+
+        return value_and_grad_fun
+
+    def grad(self, fun, argnums=0, has_aux=False):
+        vg = self.value_and_grad(fun, argnums=argnums, has_aux=has_aux)
+
+        @functools.wraps(fun)
+        def grad_fun(*args, **kwargs):
+            value, g = vg(*args, **kwargs)
+            return (g, value[1]) if has_aux else g
+
+        return grad_fun
+
+    def vmap(self, fun, in_axes=0, out_axes=0):
+        @functools.wraps(fun)
+        def vmapped(*args):
+            axes = tuple(in_axes) if isinstance(in_axes, list | tuple) else (in_axes,) * len(args)
+            if len(axes) != len(args):
+                raise ValueError(f"vmap: in_axes has {len(axes)} entries for {len(args)} "
+                                 "arguments; pass one axis (or None) per argument.")
+            flat = [tree.flatten(a) for a in args]
+            mapped = [self.moveaxis(self._in(leaf), ax, 0)
+                      for (leaves, _), ax in zip(flat, axes) if ax is not None
+                      for leaf in leaves]
+            if not mapped:
+                raise ValueError("vmap: no argument is mapped (every in_axes is None).")
+            sizes = {self.shape(m)[0] for m in mapped}
+            if len(sizes) > 1:
+                raise ValueError(f"vmap: mapped axes have different sizes {sorted(sizes)}.")
+            out_def = []
+
+            def body(elems):
+                it = iter(elems)
+                call = [tree.unflatten(d, [next(it) for _ in leaves]) if ax is not None else a
+                        for (leaves, d), ax, a in zip(flat, axes, args)]
+                leaves, d = tree.flatten(fun(*call))
+                out_def.append(d)
+                return [self._in(leaf) for leaf in leaves]
+
+            out = tf.vectorized_map(body, mapped, fallback_to_while_loop=True)
+            out_leaves, d = out, out_def[-1]
+            oax = out_axes
+            if isinstance(oax, list | tuple):
+                oax_flat = tree.leaves(tuple(oax))
+            else:
+                oax_flat = [oax] * len(out_leaves)
+            out_leaves = [leaf[0] if ax is None else leaf if ax == 0 else
+                          self.moveaxis(leaf, 0, ax) for leaf, ax in zip(out_leaves, oax_flat)]
+            return tree.unflatten(d, out_leaves)
+
+        return vmapped
+
+    def stop_gradient(self, x): return tf.stop_gradient(x)

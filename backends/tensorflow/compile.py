@@ -1,0 +1,92 @@
+"""tensorflow backend: ``jit`` as ``tf.function(jit_compile=True)`` (XLA), and the
+capabilities: everything compiles, control flow included, and ``vmap`` over keys draws once per
+key (``pfor`` vectorises the stateless Philox ops, :mod:`.random`).
+
+``jit(fun, static_argnums)`` keeps one ``tf.function`` per value of the static arguments;
+NumPy and Python numbers among the other arguments become tensors first (``tf.function`` would
+otherwise retrace for every new number). A function XLA cannot compile (one that draws
+``gamma``/``poisson``/``binomial``, which have no XLA kernels) runs as a TensorFlow graph
+instead, and one whose Python code reads tensor values (which cannot be traced) runs eagerly;
+either fallback is decided once per function, at its first call.
+"""
+
+from __future__ import annotations
+
+import functools
+
+import numpy as np
+import tensorflow as tf
+
+from ppl.backends import tree
+
+__all__ = ["TensorflowCompile"]
+
+_TRACE_ERRORS = (tf.errors.OperatorNotAllowedInGraphError, NotImplementedError, AttributeError,
+                 TypeError)
+_XLA_MARKERS = ("tf2xla", "XLA compilation", "not compilable", "XLA_CPU_JIT", "XLA_GPU_JIT")
+
+
+class _Compiled:
+    """One function compiled with XLA, with its fallbacks (see the module docstring)."""
+
+    def __init__(self, backend, fun):
+        self.backend, self.fun = backend, fun
+        self.xla = tf.function(fun, jit_compile=True, autograph=False, reduce_retracing=True)
+        self.mode = "xla"
+
+    def _convert(self, a):
+        if isinstance(a, np.ndarray | np.generic | float | int) and not isinstance(a, bool):
+            return self.backend.asarray(a)
+        return a
+
+    def __call__(self, *args):
+        args = [tree.map(self._convert, a) for a in args]
+        if self.mode == "xla":
+            try:
+                return self.xla(*args)
+            except tf.errors.InvalidArgumentError as err:
+                if not any(m in str(err) for m in _XLA_MARKERS):
+                    raise
+                self.mode = "graph"
+            except _TRACE_ERRORS:
+                self.mode = "eager"
+        if self.mode == "graph":
+            if not hasattr(self, "graph"):
+                self.graph = tf.function(self.fun, autograph=False, reduce_retracing=True)
+            return self.graph(*args)
+        return self.fun(*args)
+
+
+class TensorflowCompile:
+    """Compilation and capabilities of :class:`~ppl.backends.tensorflow.TensorflowBackend`
+    (see :mod:`ppl.backends.common.compile`)."""
+
+    jit_compiles = True
+    compiles_control_flow = True
+    vmap_random_draws = True
+
+    def jit(self, fun, static_argnums=()):
+        static = (static_argnums,) if isinstance(static_argnums, int) else tuple(static_argnums)
+        if not static:
+            compiled = _Compiled(self, fun)
+            return functools.wraps(fun)(lambda *args: compiled(*args))
+        cache: dict = {}
+
+        @functools.wraps(fun)
+        def jitted(*args):
+            values = tuple(args[i] for i in static)
+            try:
+                hash(values)
+                key = values
+            except TypeError:
+                key = tuple(id(v) for v in values)
+            compiled = cache.get(key)
+            if compiled is None:
+                def bound(*dynamic):
+                    it = iter(dynamic)
+                    return fun(*[values[static.index(i)] if i in static else next(it)
+                                 for i in range(len(args))])
+                compiled = cache[key] = _Compiled(self, bound)
+            return compiled(*[a for i, a in enumerate(args) if i not in static])
+
+        return jitted
