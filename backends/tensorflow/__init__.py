@@ -25,6 +25,7 @@ from ppl.backends.tensorflow.core import _DTYPES, TensorflowCore, to_device_name
 from ppl.backends.tensorflow.linalg import TensorflowLinalg
 from ppl.backends.tensorflow.nn import TensorflowNN
 from ppl.backends.tensorflow.random import TensorflowRandom
+from ppl.backends.tensorflow.shapes import TensorflowShapes
 from ppl.backends.tensorflow.special import TensorflowSpecial
 
 __all__ = ["TensorflowBackend"]
@@ -54,9 +55,9 @@ def enable_numpy_behavior():
         tf.Tensor.__iter__ = _unpackable_iter(tf.Tensor.__iter__)
 
 
-class TensorflowBackend(TensorflowCore, TensorflowSpecial, TensorflowLinalg, TensorflowNN,
-                        TensorflowRandom, TensorflowAutodiff, TensorflowControlFlow,
-                        TensorflowCompile, Backend):
+class TensorflowBackend(TensorflowCore, TensorflowShapes, TensorflowSpecial, TensorflowLinalg,
+                        TensorflowNN, TensorflowRandom, TensorflowAutodiff,
+                        TensorflowControlFlow, TensorflowCompile, Backend):
     """The TensorFlow backend.
 
     Parameters
