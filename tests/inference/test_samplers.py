@@ -52,7 +52,9 @@ def _check_case(case):
     mcmc, mean, cov = _run(kernel_cls, opts, dim, num_samples=num_samples)
     draws = mcmc.get_samples(group_by_chain=True)
     assert ops.shape(draws) == (4, num_samples, dim)
-    check_moments(draws, mean, np.sqrt(np.diag(cov)), name=name)
+    # 4 x 400-800 draws: split R-hat of a well-mixed chain reaches 1.01-1.015 by chance in a
+    # few of the ~30 backend x case runs, so the bound is 1.02 (the moments are the check)
+    check_moments(draws, mean, np.sqrt(np.diag(cov)), name=name, max_rhat=1.02)
     assert num_divergences(mcmc) == 0
 
 
