@@ -2,18 +2,18 @@
 
 A pure array function (no data-dependent Python control flow, no random draws) is traced with
 ``make_fx`` in *fake* mode, which records the aten ops and raises on any data-dependent Python
-decision (``if x > 0``, ``x.item()``) instead of baking one branch in; the graph then runs as TorchScript
-(``torch.jit.trace``, compiled in well under a second), and once one signature has been called
-``PPL_TORCH_INDUCTOR_AFTER`` times (default 1000: a sampler's leapfrog step, not a test's
-few calls) it is compiled ahead of time by inductor into C++ (:func:`_inductor`, ~5-15 s
-once, then cached on disk across processes). On eight schools (4 chains) the leapfrog-step
-graph ran 900 us per call as TorchScript and 70 us as inductor code; per-call Python overhead
-(pytree flattening, the call wrappers) is then the larger share. ``PPL_TORCH_JIT`` picks the
-mode: ``inductor`` (default, as above), ``script`` (TorchScript only), ``fx`` (the traced graph
-as Python), ``none`` (no tracing); see :mod:`ppl.backends.torch.compile`. Functions that cannot be traced
-run eagerly, as before, so ``jit`` never changes results: it only removes Python overhead (the
-model language, ``torch.func`` wrappers) from functions called many times, such as the batched
-log-density gradient inside NUTS.
+decision (``if x > 0``, ``x.item()``) instead of baking one branch in; the graph then runs as
+TorchScript (``torch.jit.trace``, compiled in well under a second), and once one signature has
+been called ``PPL_TORCH_INDUCTOR_AFTER`` times (default 1000: a sampler's leapfrog step, not a
+test's few calls) it is compiled ahead of time by inductor into C++ (:func:`_inductor`, ~5-15 s
+once, then cached on disk across processes). On eight schools (4 chains) the leapfrog-step graph
+ran 900 us per call as TorchScript and 70 us as inductor code; per-call Python overhead (pytree
+flattening, the call wrappers) is then the larger share. ``PPL_TORCH_JIT`` picks the mode:
+``inductor`` (default, as above), ``script`` (TorchScript only), ``fx`` (the traced graph as
+Python), ``none`` (no tracing); see :mod:`ppl.backends.torch.compile`. Functions that cannot be
+traced run eagerly, as before, so ``jit`` never changes results: it only removes Python overhead
+(the model language, ``torch.func`` wrappers) from functions called many times, such as the
+batched log-density gradient inside NUTS.
 
 Calls made inside a transform (``grad``/``vmap``, an ongoing trace) or with tensors that
 require grad run eagerly too, so the jitted function stays differentiable. Each function keeps
@@ -25,6 +25,7 @@ from __future__ import annotations
 import functools
 import os
 import threading
+import time
 import warnings
 from collections import OrderedDict
 
@@ -33,6 +34,12 @@ import torch
 from ppl.backends import tree
 
 _state = threading.local()
+_compile_seconds = [0.0]
+
+
+def compile_seconds() -> float:
+    """Seconds this process has spent tracing and compiling ``jit`` graphs (for benchmarks)."""
+    return _compile_seconds[0]
 
 
 def tracing() -> bool:
@@ -56,30 +63,31 @@ class TracedFunction:
         functools.update_wrapper(self, fun)
 
     def _split(self, args, kwargs):
-        """``(tensors, (treedef key, signature, leaves, treedef))``; the first two items of the
-        second part are the cache key. ``(None, None)`` when the call must run eagerly: inside
+        """``(tensors, (key, leaves))``: the cache key holds the tree structure and the
+        signature of every leaf. ``(None, None)`` when the call must run eagerly: inside
         a ``torch.func`` transform or a trace, with tensors that need autograd, no tensors, or
         unhashable leaves."""
         if tracing() or torch._C._are_functorch_transforms_active():
             return None, None
-        leaves, treedef = tree.flatten((args, kwargs))
+        leaves, structure = [], []
+        _flatten_into((args, kwargs), leaves, structure)
         grad = torch.is_grad_enabled()
-        tensors, sig = [], []
+        tensors = []
         for a in leaves:
             if isinstance(a, torch.Tensor):
                 if grad and a.requires_grad:
                     return None, None
                 tensors.append(a)
-                sig.append((a.shape, a.dtype, a.device))
+                structure.append((a.shape, a.dtype, a.device))
             else:
                 try:
                     hash(a)
                 except TypeError:
                     return None, None
-                sig.append((type(a), a))
+                structure.append((type(a), a))
         if not tensors:
             return None, None
-        return tensors, (treedef_key(treedef), tuple(sig), leaves, treedef)
+        return tensors, (tuple(structure), leaves)
 
     def __call__(self, *args, **kwargs):
         if self.compiler is None:
@@ -87,11 +95,14 @@ class TracedFunction:
         tensors, info = self._split(args, kwargs)
         if tensors is None:
             return self.fun(*args, **kwargs)
-        key = info[:2]
+        key, leaves = info
         with self._lock:
             entry = self._cache.get(key, False)
             if entry is False:
-                entry = self._cache[key] = self._trace(info[2], info[3], tensors)
+                t0 = time.perf_counter()
+                entry = self._cache[key] = self._trace(
+                    leaves, tree.flatten((args, kwargs))[1], tensors)
+                _compile_seconds[0] += time.perf_counter() - t0
                 if len(self._cache) > self.max_cache:
                     self._cache.popitem(last=False)
             else:
@@ -103,14 +114,16 @@ class TracedFunction:
         entry.calls += 1
         if entry.calls == self.upgrade_after and self.compiler == "inductor":
             with self._lock:
+                t0 = time.perf_counter()
                 entry.upgrade(tensors)
+                _compile_seconds[0] += time.perf_counter() - t0
         try:
             out = entry.graph(*tensors)
         except RuntimeError:    # the compiled graph failed where tracing worked: stay eager
             with self._lock:
                 self._cache[key] = None
             return self.fun(*args, **kwargs)
-        return tree.unflatten(entry.out_def, list(out))
+        return entry.unflatten(out)
 
     @property
     def upgrade_after(self) -> int:
@@ -153,6 +166,7 @@ class TracedFunction:
         finally:
             _state.tracing = False
         entry.graph, entry.out_def = graph, out_def[-1]
+        entry.unflatten = _unflattener(out_def[-1])
         return entry
 
 
@@ -187,6 +201,37 @@ class _Compiled:
             pass
         finally:
             _state.tracing = False
+
+
+def _flatten_into(obj, leaves, structure):
+    """Append ``obj``'s leaves to ``leaves`` in ``tree.flatten``'s order, and a hashable
+    description of its containers to ``structure`` (a faster ``tree.flatten`` for the cache
+    lookup of every call; the treedef itself is built once per signature)."""
+    if isinstance(obj, tuple | list):
+        structure.append((type(obj), len(obj)))
+        for c in obj:
+            _flatten_into(c, leaves, structure)
+    elif isinstance(obj, dict):
+        try:
+            keys = sorted(obj)
+        except TypeError:
+            keys = list(obj)
+        structure.append((type(obj), tuple(keys)))
+        for k in keys:
+            _flatten_into(obj[k], leaves, structure)
+    elif obj is None:
+        structure.append(None)
+    else:
+        structure.append(0)
+        leaves.append(obj)
+
+
+def _unflattener(treedef):
+    """``outputs -> tree``: ``tree.unflatten`` for one treedef; a flat tuple of outputs comes
+    back as it is."""
+    if treedef[0] == "tuple" and all(c == ("leaf",) for c in treedef[1]):
+        return tuple
+    return lambda out: tree.unflatten(treedef, list(out))
 
 
 def _script(gm, tensors):
@@ -230,12 +275,3 @@ def _same(got, want) -> bool:
         tol = 1e-4 if want.dtype == torch.float32 else 1e-9
         return bool(torch.allclose(got, want, rtol=tol, atol=tol, equal_nan=True))
     return bool(torch.equal(got, want))
-
-
-def treedef_key(treedef):
-    """A hashable stand-in for a ``tree`` treedef."""
-    try:
-        hash(treedef)
-        return treedef
-    except TypeError:
-        return repr(treedef)
