@@ -122,7 +122,7 @@ class TracedFunction:
                 _compile_seconds[0] += time.perf_counter() - t0
         try:
             out = entry.graph(*tensors)
-        except RuntimeError:    # the compiled graph failed where tracing worked: stay eager
+        except Exception:   # the compiled graph failed where tracing worked: stay eager
             with self._lock:
                 self._cache[key] = None
             return self.fun(*args, **kwargs)
@@ -258,8 +258,9 @@ def _inductor(gm, tensors):
     from torch.fx.experimental.symbolic_shapes import ShapeEnv
 
     # fake inputs with a shape environment, as TorchDynamo would pass: without one inductor
-    # bypasses its FX graph cache
-    fake_mode = FakeTensorMode(shape_env=ShapeEnv())
+    # bypasses its FX graph cache. Static shapes: each signature has its own graph, and
+    # symbolic sizes (duck-sized: equal sizes share a symbol) broke a 1-chain run
+    fake_mode = FakeTensorMode(shape_env=ShapeEnv(), static_shapes=True)
     with torch.no_grad(), tracing_context(TracingContext(fake_mode)):
         return compile_fx(_fresh_outputs(gm), [fake_mode.from_tensor(t) for t in tensors])
 
