@@ -85,7 +85,10 @@ class NumpyCore:
         return tuple(anp.shape(x))
 
     def dtype_of(self, x):
-        return str(np.result_type(getval(x)))
+        x = getval(x)
+        if isinstance(x, np.ndarray | np.generic):   # ~10x faster than result_type + str
+            return x.dtype.name
+        return str(np.result_type(x))
 
     def astype(self, x, dtype):
         dtype = self._dt(dtype)

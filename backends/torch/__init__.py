@@ -6,8 +6,9 @@ transforms. One module per topic of the protocol, each holding one mixin, plus t
 machinery they use:
 
 * :mod:`.tracing`: ``jit`` traces a pure array function once per input signature into a
-  TorchScript graph (``PPL_TORCH_JIT=inductor`` uses ``torch.compile`` instead, ``fx`` runs the
-  traced graph as Python, ``none`` turns tracing off); functions with data-dependent Python
+  graph that runs as TorchScript, then, once called often, as inductor's ahead-of-time C++
+  code, cached on disk (``PPL_TORCH_JIT=script`` keeps TorchScript, ``fx`` runs the traced
+  graph as Python, ``none`` turns tracing off); functions with data-dependent Python
   control flow or random draws run eagerly, and loops stay Python loops
   (``jit_compiles = True``, ``compiles_control_flow = False``).
 * :mod:`.keys`: functional keys (``int64[2]`` key material) and the custom op through which

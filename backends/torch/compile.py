@@ -1,10 +1,12 @@
 """torch backend: ``jit`` by tracing (:mod:`ppl.backends.torch.tracing`), the sampling scope,
 and the capabilities.
 
-``PPL_TORCH_JIT`` picks what ``jit`` does: ``script`` (default) traces a pure array function
-into a TorchScript graph, ``inductor`` hands the traced graph to ``torch.compile``, ``fx`` runs
-the traced graph as Python, ``none`` turns tracing off. Functions with data-dependent Python
-control flow or random draws run eagerly whatever the mode, so loops stay Python loops.
+``PPL_TORCH_JIT`` picks what ``jit`` does: ``inductor`` (default) traces a pure array function
+into an aten graph that runs as TorchScript and, once called often
+(``PPL_TORCH_INDUCTOR_AFTER``, default 1000 calls), as inductor's ahead-of-time C++ code;
+``script`` keeps TorchScript, ``fx`` runs the traced graph as Python, ``none`` turns tracing off.
+Functions with data-dependent Python control flow or random draws run eagerly whatever the
+mode, so loops stay Python loops.
 """
 
 from __future__ import annotations
@@ -18,13 +20,13 @@ from ppl.backends.torch.tracing import TracedFunction
 
 __all__ = ["TorchCompile"]
 
-_JIT_MODES = ("script", "fx", "inductor", "none")
+_JIT_MODES = ("inductor", "script", "fx", "none")
 
 
 def _jit_mode() -> str:
-    mode = os.environ.get("PPL_TORCH_JIT", "script").lower()
+    mode = os.environ.get("PPL_TORCH_JIT", "inductor").lower()
     if mode not in _JIT_MODES:
-        raise ValueError(f"PPL_TORCH_JIT must be 'script', 'fx', 'inductor' or 'none', "
+        raise ValueError(f"PPL_TORCH_JIT must be 'inductor', 'script', 'fx' or 'none', "
                          f"got {mode!r}.")
     return mode
 

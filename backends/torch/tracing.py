@@ -2,13 +2,18 @@
 
 A pure array function (no data-dependent Python control flow, no random draws) is traced with
 ``make_fx`` in *fake* mode, which records the aten ops and raises on any data-dependent Python
-decision (``if x > 0``, ``x.item()``) instead of baking one branch in; the graph is then handed
-to TorchScript (``torch.jit.trace``), or, with the environment variable
-``PPL_TORCH_JIT=inductor``, to ``torch.compile`` (``fx`` runs the traced graph as Python, ``none``
-turns tracing off; see :mod:`ppl.backends.torch.compile`). Functions that cannot be traced
-run eagerly, as before, so ``jit`` never changes results: it only removes Python overhead (the
-model language, ``torch.func`` wrappers) from functions called many times, such as the batched
-log-density gradient inside NUTS.
+decision (``if x > 0``, ``x.item()``) instead of baking one branch in; the graph then runs as
+TorchScript (``torch.jit.trace``, compiled in well under a second), and once one signature has
+been called ``PPL_TORCH_INDUCTOR_AFTER`` times (default 1000: a sampler's leapfrog step, not a
+test's few calls) it is compiled ahead of time by inductor into C++ (:func:`_inductor`, ~5-15 s
+once, then cached on disk across processes). On eight schools (4 chains) the leapfrog-step graph
+ran 900 us per call as TorchScript and 70 us as inductor code; per-call Python overhead (pytree
+flattening, the call wrappers) is then the larger share. ``PPL_TORCH_JIT`` picks the mode:
+``inductor`` (default, as above), ``script`` (TorchScript only), ``fx`` (the traced graph as
+Python), ``none`` (no tracing); see :mod:`ppl.backends.torch.compile`. Functions that cannot be
+traced run eagerly, as before, so ``jit`` never changes results: it only removes Python overhead
+(the model language, ``torch.func`` wrappers) from functions called many times, such as the
+batched log-density gradient inside NUTS.
 
 Calls made inside a transform (``grad``/``vmap``, an ongoing trace) or with tensors that
 require grad run eagerly too, so the jitted function stays differentiable. Each function keeps
@@ -17,8 +22,11 @@ its last ``TracedFunction.max_cache`` compiled signatures.
 
 from __future__ import annotations
 
+import copy
 import functools
+import os
 import threading
+import time
 import warnings
 from collections import OrderedDict
 
@@ -27,6 +35,12 @@ import torch
 from ppl.backends import tree
 
 _state = threading.local()
+_compile_seconds = [0.0]
+
+
+def compile_seconds() -> float:
+    """Seconds this process has spent tracing and compiling ``jit`` graphs (for benchmarks)."""
+    return _compile_seconds[0]
 
 
 def tracing() -> bool:
@@ -47,33 +61,36 @@ class TracedFunction:
         self.compiler = compiler
         self._cache = OrderedDict()   # signature -> (graph, out treedef), or None: stay eager
         self._lock = threading.Lock()
+        #: calls of one signature after which ``inductor`` mode compiles it with inductor
+        self._upgrade_after = _upgrade_after() if compiler == "inductor" else 0
         functools.update_wrapper(self, fun)
 
     def _split(self, args, kwargs):
-        """``(tensors, (treedef key, signature, leaves, treedef))``; the first two items of the
-        second part are the cache key. ``(None, None)`` when the call must run eagerly: inside
+        """``(tensors, (key, leaves))``: the cache key holds the tree structure and the
+        signature of every leaf. ``(None, None)`` when the call must run eagerly: inside
         a ``torch.func`` transform or a trace, with tensors that need autograd, no tensors, or
         unhashable leaves."""
         if tracing() or torch._C._are_functorch_transforms_active():
             return None, None
-        leaves, treedef = tree.flatten((args, kwargs))
+        leaves, structure = [], []
+        _flatten_into((args, kwargs), leaves, structure)
         grad = torch.is_grad_enabled()
-        tensors, sig = [], []
+        tensors = []
         for a in leaves:
             if isinstance(a, torch.Tensor):
                 if grad and a.requires_grad:
                     return None, None
                 tensors.append(a)
-                sig.append((a.shape, a.dtype, a.device))
+                structure.append((a.shape, a.dtype, a.device))
             else:
                 try:
                     hash(a)
                 except TypeError:
                     return None, None
-                sig.append((type(a), a))
+                structure.append((type(a), a))
         if not tensors:
             return None, None
-        return tensors, (treedef_key(treedef), tuple(sig), leaves, treedef)
+        return tensors, (tuple(structure), leaves)
 
     def __call__(self, *args, **kwargs):
         if self.compiler is None:
@@ -81,25 +98,35 @@ class TracedFunction:
         tensors, info = self._split(args, kwargs)
         if tensors is None:
             return self.fun(*args, **kwargs)
-        key = info[:2]
+        key, leaves = info
         with self._lock:
             entry = self._cache.get(key, False)
             if entry is False:
-                entry = self._cache[key] = self._trace(info[2], info[3], tensors)
+                t0 = time.perf_counter()
+                entry = self._cache[key] = self._trace(
+                    leaves, tree.flatten((args, kwargs))[1], tensors)
+                _compile_seconds[0] += time.perf_counter() - t0
                 if len(self._cache) > self.max_cache:
                     self._cache.popitem(last=False)
             else:
                 self._cache.move_to_end(key)
         if entry is None:
             return self.fun(*args, **kwargs)
-        graph, out_def = entry
+        # compiled graphs assume the (contiguous) strides they were traced with
+        tensors = [t if t.is_contiguous() else t.contiguous() for t in tensors]
+        entry.calls += 1
+        if entry.calls == self._upgrade_after and self.compiler == "inductor":
+            with self._lock:
+                t0 = time.perf_counter()
+                entry.upgrade(tensors)
+                _compile_seconds[0] += time.perf_counter() - t0
         try:
-            out = graph(*tensors)
-        except RuntimeError:    # the compiled graph failed where tracing worked: stay eager
+            out = entry.graph(*tensors)
+        except Exception:   # the compiled graph failed where tracing worked: stay eager
             with self._lock:
                 self._cache[key] = None
             return self.fun(*args, **kwargs)
-        return tree.unflatten(out_def, list(out))
+        return entry.unflatten(out)
 
     def _trace(self, leaves, treedef, tensors):
         from torch.fx.experimental.proxy_tensor import make_fx
@@ -119,6 +146,7 @@ class TracedFunction:
 
         # trace on copies: the same tensor passed twice (e.g. both ends of a fresh trajectory)
         # must become two graph inputs, not one
+        tensors = [t.contiguous() for t in tensors]
         copies = [t.clone() for t in tensors]
         _state.tracing = True
         try:
@@ -126,27 +154,130 @@ class TracedFunction:
                 warnings.simplefilter("ignore")
                 gm = make_fx(flat_fun, tracing_mode="fake", _allow_non_fake_inputs=True)(
                     *copies)
-                graph = self._compile(gm, [t.clone() for t in tensors])
-                # the compiled graph must run and reproduce the eager result, also on the
-                # second call (TorchScript's profiling executor optimizes after the first)
-                graph(*tensors)
-                got = graph(*tensors)
-                want = flat_fun(*tensors)
-                if not all(_same(g, w) for g, w in zip(got, want, strict=True)):
+                entry = _Compiled(gm, flat_fun, None)
+                graph = _script(gm, tensors) if self.compiler in ("script", "inductor") \
+                    else gm
+                if not entry.accepts(graph, tensors):
                     return None
         except Exception:       # not traceable (data-dependent control flow, RNG, ...)
             return None
         finally:
             _state.tracing = False
-        return graph, out_def[-1]
+        entry.graph, entry.out_def = graph, out_def[-1]
+        entry.unflatten = _unflattener(out_def[-1])
+        return entry
 
-    def _compile(self, gm, tensors):
-        if self.compiler == "inductor":
-            return torch.compile(gm, dynamic=False, fullgraph=True)
-        if self.compiler == "fx":
-            return gm
-        with torch.no_grad():
-            return torch.jit.trace(gm, tuple(tensors), check_trace=False, strict=False)
+
+class _Compiled:
+    """A traced signature: its aten graph ``gm``, the graph that runs (TorchScript, later
+    inductor's), the output treedef and the number of calls so far."""
+
+    def __init__(self, gm, flat_fun, out_def):
+        self.gm, self.flat_fun, self.out_def = gm, flat_fun, out_def
+        self.graph = None
+        self.calls = 0
+
+    def accepts(self, graph, tensors) -> bool:
+        """Whether ``graph`` runs and reproduces the eager result, also on the second call
+        (TorchScript's profiling executor optimizes after the first)."""
+        graph(*tensors)
+        got = graph(*tensors)
+        want = self.flat_fun(*tensors)
+        return all(_same(g, w) for g, w in zip(got, want, strict=True))
+
+    def upgrade(self, tensors):
+        """Replace the graph by inductor's C++ code when it compiles and agrees; keep the
+        current one otherwise (no C++ compiler, an op inductor lacks)."""
+        _state.tracing = True
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                graph = _inductor(self.gm, tensors)
+                if self.accepts(graph, tensors):
+                    self.graph = graph
+        except Exception:
+            pass
+        finally:
+            _state.tracing = False
+
+
+def _flatten_into(obj, leaves, structure):
+    """Append ``obj``'s leaves to ``leaves`` in ``tree.flatten``'s order, and a hashable
+    description of its containers to ``structure`` (a faster ``tree.flatten`` for the cache
+    lookup of every call; the treedef itself is built once per signature)."""
+    if isinstance(obj, tuple | list):
+        structure.append((type(obj), len(obj)))
+        for c in obj:
+            _flatten_into(c, leaves, structure)
+    elif isinstance(obj, dict):
+        try:
+            keys = sorted(obj)
+        except TypeError:
+            keys = list(obj)
+        structure.append((type(obj), tuple(keys)))
+        for k in keys:
+            _flatten_into(obj[k], leaves, structure)
+    elif obj is None:
+        structure.append(None)
+    else:
+        structure.append(0)
+        leaves.append(obj)
+
+
+def _unflattener(treedef):
+    """``outputs -> tree``: ``tree.unflatten`` for one treedef; a flat tuple of outputs comes
+    back as it is."""
+    if treedef[0] == "tuple" and all(c == ("leaf",) for c in treedef[1]):
+        return tuple
+    return lambda out: tree.unflatten(treedef, list(out))
+
+
+def _script(gm, tensors):
+    with torch.no_grad():
+        return torch.jit.trace(gm, tuple(tensors), check_trace=False, strict=False)
+
+
+def _upgrade_after() -> int:
+    raw = os.environ.get("PPL_TORCH_INDUCTOR_AFTER", "1000")
+    try:
+        return max(1, int(raw))
+    except ValueError:
+        raise ValueError(f"PPL_TORCH_INDUCTOR_AFTER must be a positive integer, got "
+                         f"{raw!r}.") from None
+
+
+def _inductor(gm, tensors):
+    """Inductor's C++ code for the traced aten graph, compiled ahead of time without
+    TorchDynamo (the graph is already pure aten: no bytecode analysis, no guards per call).
+    Inductor's FX graph cache (``TORCHINDUCTOR_CACHE_DIR``, by default under the temporary
+    directory) keeps the compiled code across runs and processes."""
+    from torch._guards import TracingContext
+    from torch._guards import tracing as tracing_context
+    from torch._inductor.compile_fx import compile_fx
+    from torch._subclasses.fake_tensor import FakeTensorMode
+    from torch.fx.experimental.symbolic_shapes import ShapeEnv
+
+    # fake inputs with a shape environment, as TorchDynamo would pass: without one inductor
+    # bypasses its FX graph cache. Static shapes: each signature has its own graph, and
+    # symbolic sizes (duck-sized: equal sizes share a symbol) broke a 1-chain run
+    fake_mode = FakeTensorMode(shape_env=ShapeEnv(), static_shapes=True)
+    with torch.no_grad(), tracing_context(TracingContext(fake_mode)):
+        return compile_fx(_fresh_outputs(gm), [fake_mode.from_tensor(t) for t in tensors])
+
+
+def _fresh_outputs(gm):
+    """A copy of ``gm`` whose outputs are all new tensors (``clone`` of each): outputs that
+    alias inputs (a slice, an input passed through) make AOTAutograd's runtime wrapper rebuild
+    them on every call, which cost ~30% of a leapfrog step's call on eight schools."""
+    gm = copy.deepcopy(gm)
+    out = next(n for n in reversed(gm.graph.nodes) if n.op == "output")
+    fresh = []
+    with gm.graph.inserting_before(out):
+        for node in out.args[0]:
+            fresh.append(gm.graph.call_function(torch.ops.aten.clone.default, (node,)))
+    out.args = (tuple(fresh),)
+    gm.recompile()
+    return gm
 
 
 def _same(got, want) -> bool:
@@ -158,12 +289,3 @@ def _same(got, want) -> bool:
         tol = 1e-4 if want.dtype == torch.float32 else 1e-9
         return bool(torch.allclose(got, want, rtol=tol, atol=tol, equal_nan=True))
     return bool(torch.equal(got, want))
-
-
-def treedef_key(treedef):
-    """A hashable stand-in for a ``tree`` treedef."""
-    try:
-        hash(treedef)
-        return treedef
-    except TypeError:
-        return repr(treedef)
