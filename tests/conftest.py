@@ -38,7 +38,11 @@ import os
 import numpy as np
 import pytest
 
-import ppl
+# torch upgrades a traced graph to inductor's C++ after this many calls; one compile per model
+# would dominate the suite's time, so it is exercised in tests/inference/test_torch_inductor.py
+os.environ.setdefault("PPL_TORCH_INDUCTOR_AFTER", "1000000000")
+
+import ppl  # noqa: E402
 from ppl.backends import tree
 
 __all__ = ["DTYPES", "TEST_BACKENDS", "assert_close", "fd_grad", "to_numpy", "tolerance"]
