@@ -15,6 +15,6 @@ from ppl.primitives import deterministic, factor, markov, param, plate, prng_key
 __version__ = "0.1.0"
 
 __all__ = ["available_backends", "get_backend", "set_backend", "use_backend", "ops", "random",
-           "diagnostics", "__version__", "sample", "param", "deterministic", "factor", "plate", "markov",
-           "prng_key",
+           "diagnostics", "__version__", "sample", "param", "deterministic", "factor", "plate",
+           "markov", "prng_key",
            "handlers", "compare", "ComparisonReport"]

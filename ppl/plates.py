@@ -181,12 +181,13 @@ class plate(Messenger):
         sample_shape = tuple(msg["kwargs"].get("sample_shape", ()))
         batch = sample_shape + tuple(fn.batch_shape)
         pos = len(batch) + self.dim
-        if pos >= 0 and batch[pos] not in (1, self.subsample_size):
+        size = self.subsample_size
+        if pos >= 0 and batch[pos] not in (1, size):
             raise ValueError(
                 f"Site {msg['name']!r} has batch shape {batch} with size {batch[pos]} at dim "
-                f"{self.dim}, but it is inside plate {self.name!r} of size {self.subsample_size} at that "
+                f"{self.dim}, but it is inside plate {self.name!r} of size {size} at that "
                 f"dim. Make the distribution's batch shape broadcast to the plate (size 1 or "
-                f"{self.subsample_size} at dim {self.dim}), e.g. with .expand() or by reshaping its "
+                f"{size} at dim {self.dim}), e.g. with .expand() or by reshaping its "
                 f"parameters, or place the plate at another dim=."
             )
         if msg["is_observed"] and msg["value"] is not None:
