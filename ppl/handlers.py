@@ -28,10 +28,11 @@ import numpy as np
 from ppl import ops
 from ppl import random as _random
 from ppl._messenger import Messenger
+from ppl.effects import do, infer_config, lift, reparam
 from ppl.primitives import _as_array
 
 __all__ = ["trace", "seed", "condition", "substitute", "block", "replay", "mask", "scale",
-           "Messenger"]
+           "do", "lift", "infer_config", "reparam", "Messenger"]
 
 
 def _check_mapping(data, handler, arg):

@@ -117,11 +117,11 @@ def compare_to_reference(posterior: str, samples: dict, *, divergences=None,
         n_draws, divergences, ok`` where ``ok`` applies posteriordb's README criteria:
         ``z <= 0.1``, ``|sd_ratio - 1| <= 0.2``, ``r_hat < 1.01``, no divergences.
     """
-    from ppl import diagnostics
+    from ppl import diagnostics, ops
 
     ref = load_reference(posterior)
-    arrays = {k: diagnostics._to_numpy(v) for k, v in samples.items()}
-    n_div = 0 if divergences is None else int(np.sum(diagnostics._to_numpy(divergences)))
+    arrays = {k: ops.to_numpy(v) for k, v in samples.items()}
+    n_div = 0 if divergences is None else int(np.sum(ops.to_numpy(divergences)))
     rows = []
     for name, r in ref.items():
         site, idx = stan_to_site(name)
