@@ -113,10 +113,13 @@ class Predictive:
 
     def _one(self, args, kwargs, samples_keys):
         def run(key, sample):
-            model = substitute(self.model, data=sample) if sample else self.model
-            if self.infer_discrete:
-                model = _infer_discrete(model)
-            model = seed(model, rng_seed=key)
+            if self.infer_discrete:  # its enumerated run is hidden: substitute inside it
+                model = seed(_infer_discrete(
+                    substitute(self.model, data=sample) if sample else self.model), key)
+            else:
+                model = seed(self.model, rng_seed=key)
+                if sample:
+                    model = substitute(model, data=sample)
             model_trace = trace(model).get_trace(*args, **kwargs)
             if self.return_sites is not None:
                 missing = [s for s in self.return_sites if s not in model_trace]

@@ -18,7 +18,8 @@ def _to_array(x):
     return x if ops.is_array(x) else ops.asarray(x)
 
 
-def _check_mapping(data, handler, arg):
+def check_mapping(data, handler, arg):
+    """``data`` must be a dict of site names to values (a clear error otherwise)."""
     if not isinstance(data, Mapping):
         raise TypeError(
             f"ppl.handlers.{handler}: {arg} must be a dict mapping site names to values, "
@@ -47,7 +48,7 @@ class do(Messenger):
     """
 
     def __init__(self, fn=None, data=None):
-        _check_mapping(data, "do", "data")
+        check_mapping(data, "do", "data")
         super().__init__(fn)
         self.data = data
 

@@ -21,26 +21,18 @@ to the model sees a site first. As in NumPyro (Phan et al., 2019, arXiv:1912.115
 from __future__ import annotations
 
 from collections import OrderedDict
-from collections.abc import Mapping
 
 import numpy as np
 
 from ppl import ops
 from ppl import random as _random
 from ppl._messenger import Messenger
+from ppl.effects import check_mapping as _check_mapping
 from ppl.effects import do, infer_config, lift, reparam
 from ppl.primitives import _as_array
 
 __all__ = ["trace", "seed", "condition", "substitute", "block", "replay", "mask", "scale",
            "do", "lift", "infer_config", "reparam", "Messenger"]
-
-
-def _check_mapping(data, handler, arg):
-    if not isinstance(data, Mapping):
-        raise TypeError(
-            f"ppl.handlers.{handler}: {arg} must be a dict mapping site names to values, "
-            f"got {type(data).__name__}."
-        )
 
 
 class trace(Messenger):
