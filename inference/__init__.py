@@ -1,9 +1,12 @@
 """ppl.inference: MCMC samplers (NUTS, HMC), adaptation, the MCMC driver, predictive draws and
-the model utilities they rest on (log-density, parameter layout, initialisation).
+the model utilities they rest on (log-density, parameter layout, initialisation), discrete
+latent sites by enumeration (config_enumerate, infer_discrete) and reparameterizers
+(ppl.inference.reparam).
 
 >>> from ppl.inference import Predictive, log_density, init_to_uniform
 """
 
+from ppl.inference.discrete import config_enumerate, infer_discrete
 from ppl.inference.hmc import HMCInfo, HMCState
 from ppl.inference.initialization import (
     init_to_feasible,
@@ -39,4 +42,6 @@ __all__ = [
     "init_to_sample",
     "init_to_feasible",
     "init_to_value",
+    "config_enumerate",
+    "infer_discrete",
 ]

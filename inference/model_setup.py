@@ -13,6 +13,7 @@ import numpy as np
 
 from ppl import ops, random
 from ppl.distributions.transforms import biject_to
+from ppl.enumeration import enum, first_enumerated_dim, is_enumerated
 from ppl.handlers import seed, substitute, trace
 from ppl.inference.initialization import init_to_uniform, site_shape
 from ppl.inference.util import (
@@ -38,8 +39,9 @@ class ModelInfo(NamedTuple):
 
 
 def _latent_sites(model_trace):
+    """The continuous latent sites (enumerated discrete sites are summed out)."""
     return [(name, site) for name, site in model_trace.items()
-            if site["type"] == "sample" and not site["is_observed"]]
+            if site["type"] == "sample" and not site["is_observed"] and not is_enumerated(site)]
 
 
 def _check_latents(latents):
@@ -48,8 +50,9 @@ def _check_latents(latents):
         if getattr(support, "is_discrete", False):
             raise ValueError(
                 f"Site {name!r} is a discrete latent variable ({type(site['fn']).__name__}); "
-                f"gradient-based samplers need continuous latents. Marginalise it out (e.g. "
-                f"sum over its values with ops.logsumexp and ppl.factor) or observe it."
+                f"gradient-based samplers need continuous latents. Mark it "
+                f"infer={{'enumerate': 'parallel'}} (or wrap the model in "
+                f"ppl.inference.config_enumerate) to sum it out, or observe it."
             )
 
 
@@ -201,16 +204,21 @@ def initialize_model(rng_key, model, model_args=(), model_kwargs=None, *,
         cshapes.append(cshape)
         shapes.append(tuple(biject_to(site["fn"].support).inverse_shape(cshape)))
     layout = ParamLayout([n for n, _ in latents], shapes, cshapes)
+    # discrete sites marked for enumeration are summed out of the potential
+    density_model = model
+    if any(is_enumerated(site) for site in proto.values()):
+        density_model = enum(model, first_available_dim=first_enumerated_dim(proto))
 
     def potential_fn(z):
-        return potential_energy(model, model_args, model_kwargs, layout.unravel(z))
+        return potential_energy(density_model, model_args, model_kwargs, layout.unravel(z))
 
     def postprocess_fn(z):
         return constrain_fn(model, model_args, model_kwargs, layout.unravel(z))
 
     value_and_grad = ops.jit(ops.value_and_grad(potential_fn))  # one compile, not one per op
     positions = [
-        _find_valid_position(keys[c], init_trace, layout, value_and_grad, model, model_args,
+        _find_valid_position(keys[c], init_trace, layout, value_and_grad, density_model,
+                             model_args,
                              model_kwargs, max_tries=max_tries, first=proto if c == 0 else None,
                              strategy=init_strategy)
         for c in range(1 if num_chains is None else int(num_chains))

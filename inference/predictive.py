@@ -19,6 +19,7 @@ from ppl import random as _random
 from ppl.backends import tree
 from ppl.distributions import Unit
 from ppl.handlers import seed, substitute, trace
+from ppl.inference.discrete import infer_discrete as _infer_discrete
 
 __all__ = ["Predictive"]
 
@@ -49,6 +50,9 @@ class Predictive:
         Names of the sites to return. Default: every sample site not in
         ``posterior_samples`` (observed sites included: they are drawn when their data is
         ``None``) and every deterministic site.
+    infer_discrete
+        Draw the sites marked for enumeration from their conditional posterior given each
+        posterior draw (:func:`ppl.inference.infer_discrete`) instead of from their prior.
 
     Examples
     --------
@@ -67,7 +71,8 @@ class Predictive:
     """
 
     def __init__(self, model: Callable, posterior_samples: Mapping | None = None, *,
-                 num_samples: int | None = None, return_sites: Sequence[str] | None = None):
+                 num_samples: int | None = None, return_sites: Sequence[str] | None = None,
+                 infer_discrete: bool = False):
         if not callable(model):
             raise TypeError(f"Predictive: model must be callable, got {type(model).__name__}.")
         if posterior_samples is not None:
@@ -104,12 +109,17 @@ class Predictive:
         self.posterior_samples = posterior_samples
         self.num_samples = int(num_samples)
         self.return_sites = None if return_sites is None else list(return_sites)
+        self.infer_discrete = bool(infer_discrete)
 
     def _one(self, args, kwargs, samples_keys):
         def run(key, sample):
-            model = seed(self.model, rng_seed=key)
-            if sample:
-                model = substitute(model, data=sample)
+            if self.infer_discrete:  # its enumerated run is hidden: substitute inside it
+                model = seed(_infer_discrete(
+                    substitute(self.model, data=sample) if sample else self.model), key)
+            else:
+                model = seed(self.model, rng_seed=key)
+                if sample:
+                    model = substitute(model, data=sample)
             model_trace = trace(model).get_trace(*args, **kwargs)
             if self.return_sites is not None:
                 missing = [s for s in self.return_sites if s not in model_trace]

@@ -24,7 +24,15 @@ import numpy as np
 
 from ppl import ops
 from ppl.distributions.transforms import biject_to
+from ppl.enumeration import (
+    enum,
+    first_enumerated_dim,
+    is_enumerated,
+    max_plate_nesting,
+    placeholder_enumerated,
+)
 from ppl.handlers import Messenger, seed, trace
+from ppl.sum_product import contract, has_enumeration, site_log_factor, trace_factors
 
 __all__ = ["log_density", "ParamLayout", "potential_energy", "constrain_fn", "site_log_prob",
            "run_unconstrained"]
@@ -32,20 +40,16 @@ __all__ = ["log_density", "ParamLayout", "potential_energy", "constrain_fn", "si
 
 def site_log_prob(site, extra=None):
     """Summed log-density of one sample site, with its mask and scale applied."""
-    mask = site.get("mask")
-    if mask is False:
-        return None
-    lp = site["fn"].log_prob(site["value"])
-    if extra is not None:
-        lp = lp + extra
-    if mask is not None and mask is not True:
-        lp = ops.where(mask, lp, 0.0)
-    if site["scale"] is not None:
-        lp = site["scale"] * lp
-    return ops.sum(lp)
+    lp = site_log_factor(site, extra)
+    return None if lp is None else ops.sum(lp)
 
 
 def _log_joint(model_trace, log_dets=None):
+    if has_enumeration(model_trace):
+        # enumerated discrete sites are summed out (ppl.sum_product)
+        plate_ndim = max_plate_nesting(model_trace)
+        factors, var_ordinal, _, order = trace_factors(model_trace, plate_ndim, log_dets)
+        return contract(factors, var_ordinal, order, plate_ndim)
     total = None
     for name, site in model_trace.items():
         if site["type"] != "sample":
@@ -66,7 +70,10 @@ class _require_params(Messenger):
     def process_message(self, msg):
         if msg["type"] != "sample" or msg["is_observed"]:
             return
+        if is_enumerated(msg) and msg["name"] not in self.params:
+            return  # summed out
         if msg["name"] in self.params:
+            msg["infer"].pop("_enumerate_dim", None)  # given a value: not summed out
             msg["value"] = ops.asarray(self.params[msg["name"]]) \
                 if not ops.is_array(self.params[msg["name"]]) else self.params[msg["name"]]
         elif msg["value"] is None and msg["kwargs"].get("rng_key") is None:
@@ -80,7 +87,9 @@ def log_density(model: Callable, model_args=(), model_kwargs=None, params=None):
     """The log joint density of ``model`` at the latent values ``params``.
 
     Every sample site counts: latent sites at ``params[name]``, observed sites at their data,
-    ``factor`` sites; each with its ``scale`` and ``mask`` handlers applied.
+    ``factor`` sites; each with its ``scale`` and ``mask`` handlers applied. Latent sites
+    marked ``infer={"enumerate": "parallel"}`` and absent from ``params`` are summed out
+    (:mod:`ppl.sum_product`); their values in the returned trace are their whole supports.
 
     Parameters
     ----------
@@ -110,8 +119,13 @@ def log_density(model: Callable, model_args=(), model_kwargs=None, params=None):
     params = {} if params is None else params
     if not isinstance(params, Mapping):
         raise TypeError(f"log_density: params must be a dict, got {type(params).__name__}.")
-    model_trace = trace(_require_params(model, params)).get_trace(
-        *model_args, **(model_kwargs or {}))
+    model_kwargs = model_kwargs or {}
+    probe = placeholder_enumerated(model)
+    model_trace = trace(_require_params(probe, params)).get_trace(*model_args, **model_kwargs)
+    if probe.found:
+        model = enum(model, first_available_dim=first_enumerated_dim(model_trace))
+        model_trace = trace(_require_params(model, params)).get_trace(
+            *model_args, **model_kwargs)
     return _log_joint(model_trace), model_trace
 
 

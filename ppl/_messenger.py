@@ -4,7 +4,10 @@
 A primitive (``sample``, ``deterministic``, ...) builds a message, a plain dict with NumPyro's
 keys, and calls :func:`apply_stack`. Every active handler sees the message in turn, innermost
 (most recently entered) first, through ``process_message``; a handler may set ``msg["stop"]``
-to hide the message from the handlers further out. If no handler supplied a value, the default
+to hide the message from the handlers further out; the ones further out whose
+``sees_hidden`` is true (``seed``) still get ``process_message`` for it, so a hidden site is
+hidden from traces, conditioning and substitution but not starved of randomness, as in NumPyro.
+If no handler supplied a value, the default
 behaviour runs (a ``sample`` site draws from its distribution with the key a ``seed`` handler
 put in ``msg["kwargs"]["rng_key"]``). Then the same handlers see the finished message through
 ``postprocess_message``, outermost first.
@@ -22,9 +25,28 @@ from __future__ import annotations
 import contextvars
 import functools
 
-__all__ = ["Messenger", "apply_stack", "get_stack", "default_process_message"]
+__all__ = ["Messenger", "apply_stack", "get_stack", "default_process_message", "new_message",
+           "check_name"]
 
 _STACK: contextvars.ContextVar[tuple] = contextvars.ContextVar("ppl_handler_stack", default=())
+
+
+def check_name(name, primitive):
+    """A site name must be a non-empty string."""
+    if not isinstance(name, str) or not name:
+        raise TypeError(
+            f"ppl.{primitive}: the site name must be a non-empty string, got {name!r}."
+        )
+
+
+def new_message(type_: str, name, *, fn=None, value=None, args=(), kwargs=None, infer=None,
+                is_observed=False) -> dict:
+    """A message with NumPyro's keys (``type, name, fn, args, kwargs, value, is_observed,
+    scale, mask, cond_indep_stack, infer, intermediates``)."""
+    return {"type": type_, "name": name, "fn": fn, "args": args,
+            "kwargs": {} if kwargs is None else kwargs, "value": value,
+            "is_observed": is_observed, "scale": None, "mask": None, "cond_indep_stack": [],
+            "infer": dict(infer) if infer else {}, "intermediates": []}
 
 
 def get_stack() -> tuple:
@@ -50,6 +72,9 @@ class Messenger:
         The callable (usually a model) to wrap; ``None`` to use the handler as a context manager
         or as a decorator.
     """
+
+    #: whether ``process_message`` also runs for messages a handler further in hid (``block``)
+    sees_hidden = False
 
     def __init__(self, fn=None):
         if fn is not None and not callable(fn):
@@ -108,20 +133,38 @@ class Messenger:
         """Inspect or change ``msg`` after its value is computed."""
 
 
+def _key_for(msg):
+    key = msg["kwargs"].get("rng_key")
+    if key is None:
+        what = {"sample": f"ppl.sample({msg['name']!r}, ...) needs a random key to draw a value",
+                "plate": f"ppl.plate({msg['name']!r}, ...) needs a random key to draw its "
+                         f"subsample",
+                "param": f"ppl.param({msg['name']!r}, init_fn) needs a random key to call "
+                         f"init_fn",
+                "prng_key": "ppl.prng_key() needs a random key"}[msg["type"]]
+        raise ValueError(
+            f"{what}, and no handler provided one. Run the model under a seed handler, e.g. "
+            f"ppl.handlers.seed(model, rng_seed=0)(*args), or pass obs= / condition the "
+            f"site on data."
+        )
+    return key
+
+
 def default_process_message(msg: dict) -> None:
-    """What happens to a message no handler gave a value: ``sample`` sites draw."""
+    """What happens to a message no handler gave a value: ``sample`` sites draw, ``param``
+    sites take their initial value, a subsampled ``plate`` draws its indices."""
     if msg["value"] is not None:
         return
-    if msg["type"] == "sample":
-        key = msg["kwargs"].get("rng_key")
-        if key is None:
-            raise ValueError(
-                f"ppl.sample({msg['name']!r}, ...) needs a random key to draw a value, and no "
-                f"handler provided one. Run the model under a seed handler, e.g. "
-                f"ppl.handlers.seed(model, rng_seed=0)(*args), or pass obs= / condition the "
-                f"site on data."
-            )
-        msg["value"] = msg["fn"].sample(key, msg["kwargs"].get("sample_shape", ()))
+    kind = msg["type"]
+    if kind == "sample":
+        msg["value"] = msg["fn"].sample(_key_for(msg), msg["kwargs"].get("sample_shape", ()))
+    elif kind == "param":
+        init = msg["args"][0]
+        msg["value"] = init(_key_for(msg)) if callable(init) else init
+    elif kind == "plate":
+        msg["value"] = msg["fn"](_key_for(msg))
+    elif kind == "prng_key":
+        msg["value"] = _key_for(msg)
     elif msg["fn"] is not None:
         msg["value"] = msg["fn"](*msg["args"], **msg["kwargs"])
 
@@ -129,12 +172,16 @@ def default_process_message(msg: dict) -> None:
 def apply_stack(msg: dict) -> dict:
     """Send ``msg`` through the active handlers and return it with its value filled in."""
     stack = _STACK.get()
-    pointer = 0
-    for pointer, handler in enumerate(reversed(stack)):  # noqa: B007 - used below
-        handler.process_message(msg)
+    stopped_at = 0  # handlers stack[:stopped_at] do not see the message (it was hidden)
+    for i in range(len(stack) - 1, -1, -1):
         if msg.get("stop"):
-            break
+            if stack[i].sees_hidden:
+                stack[i].process_message(msg)
+            continue
+        stack[i].process_message(msg)
+        if msg.get("stop"):
+            stopped_at = i
     default_process_message(msg)
-    for handler in stack[len(stack) - pointer - 1:]:
+    for handler in stack[stopped_at:]:
         handler.postprocess_message(msg)
     return msg

@@ -21,25 +21,18 @@ to the model sees a site first. As in NumPyro (Phan et al., 2019, arXiv:1912.115
 from __future__ import annotations
 
 from collections import OrderedDict
-from collections.abc import Mapping
 
 import numpy as np
 
 from ppl import ops
 from ppl import random as _random
 from ppl._messenger import Messenger
+from ppl.effects import check_mapping as _check_mapping
+from ppl.effects import do, infer_config, lift, reparam
 from ppl.primitives import _as_array
 
 __all__ = ["trace", "seed", "condition", "substitute", "block", "replay", "mask", "scale",
-           "Messenger"]
-
-
-def _check_mapping(data, handler, arg):
-    if not isinstance(data, Mapping):
-        raise TypeError(
-            f"ppl.handlers.{handler}: {arg} must be a dict mapping site names to values, "
-            f"got {type(data).__name__}."
-        )
+           "do", "lift", "infer_config", "reparam", "Messenger"]
 
 
 class trace(Messenger):
@@ -72,6 +65,8 @@ class trace(Messenger):
 
     def postprocess_message(self, msg):
         name = msg["name"]
+        if name is None:  # markov steps and key requests are not sites
+            return
         if msg["type"] in ("sample", "deterministic") and name in self.trace \
                 and self.trace[name]["type"] in ("sample", "deterministic"):
             raise ValueError(
@@ -88,6 +83,10 @@ class trace(Messenger):
 
 class seed(Messenger):
     """Give every sample site that needs a draw its own random key.
+
+    Sites hidden by an inner ``block`` still get their keys: hiding a site from a trace does
+    not starve it of randomness. Subsampled plates, ``param`` initialisers and
+    ``ppl.prng_key()`` get keys too.
 
     Keys are derived functionally: each entry starts from ``rng_seed`` and splits a key that
     lives only as long as that run, so nothing traced leaks into the handler between calls
@@ -109,6 +108,9 @@ class seed(Messenger):
     >>> bool(a == b)
     True
     """
+
+    sees_hidden = True
+    provides_keys = True
 
     def __init__(self, fn=None, rng_seed=None):
         if rng_seed is None:
@@ -144,9 +146,14 @@ class seed(Messenger):
         return keys[1]
 
     def process_message(self, msg):
-        if (msg["type"] == "sample" and not msg["is_observed"] and msg["value"] is None
-                and msg["kwargs"].get("rng_key") is None):
-            msg["kwargs"]["rng_key"] = self._next_key()
+        if msg["value"] is not None or msg["is_observed"]:
+            return
+        kwargs = msg["kwargs"]
+        if msg["type"] == "sample" and kwargs.get("rng_key") is None:
+            kwargs["rng_key"] = self._next_key()
+        elif msg["type"] in ("plate", "param", "prng_key") and "rng_key" in kwargs \
+                and kwargs["rng_key"] is None:
+            kwargs["rng_key"] = self._next_key()
 
 
 class condition(Messenger):
@@ -172,7 +179,7 @@ class condition(Messenger):
 
 
 class substitute(Messenger):
-    """Replace the values of sample and deterministic sites, leaving them latent.
+    """Replace the values of sample, param and deterministic sites, leaving them latent.
 
     Values come from ``data[name]``, or from ``substitute_fn(site)`` (``None`` keeps the site
     as is). Used by :func:`ppl.inference.log_density` and the initialisation strategies.
@@ -201,7 +208,7 @@ class substitute(Messenger):
         self.substitute_fn = substitute_fn
 
     def process_message(self, msg):
-        if msg["type"] not in ("sample", "deterministic"):
+        if msg["type"] not in ("sample", "deterministic", "param"):
             return
         if self.data is not None:
             value = self.data.get(msg["name"])

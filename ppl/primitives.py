@@ -1,4 +1,5 @@
-"""The model language: ``sample``, ``deterministic``, ``factor`` and ``plate``.
+"""The model language: ``sample``, ``param``, ``deterministic``, ``factor``, ``prng_key``, and
+(from :mod:`ppl.plates`) ``plate`` and ``markov``.
 
 A model is a plain Python function that calls these primitives::
 
@@ -22,29 +23,13 @@ sampling, conditioning, log-density evaluation and prediction.
 
 from __future__ import annotations
 
-from typing import NamedTuple
-
 from ppl import ops
-from ppl._messenger import Messenger, apply_stack, get_stack
-from ppl.distributions import Unit
+from ppl._messenger import apply_stack, check_name, get_stack, new_message
+from ppl.distributions import Unit, constraints
+from ppl.plates import CondIndepStackFrame, markov, plate
 
-__all__ = ["sample", "deterministic", "factor", "plate", "CondIndepStackFrame"]
-
-
-class CondIndepStackFrame(NamedTuple):
-    """One enclosing plate of a site: its name, batch dim (negative) and size."""
-
-    name: str
-    dim: int
-    size: int
-
-
-def _check_name(name, primitive):
-    if not isinstance(name, str) or not name:
-        raise TypeError(
-            f"ppl.{primitive}: the site name must be a non-empty string, got {name!r}."
-        )
-
+__all__ = ["sample", "param", "deterministic", "factor", "prng_key", "plate", "markov",
+           "CondIndepStackFrame"]
 
 def _as_array(x):
     """Data given as Python/NumPy values becomes an array of the active backend."""
@@ -88,7 +73,7 @@ def sample(name: str, fn, obs=None, *, rng_key=None, sample_shape=(), infer=None
     >>> ppl.ops.shape(x)
     ()
     """
-    _check_name(name, "sample")
+    check_name(name, "sample")
     if not (hasattr(fn, "log_prob") and hasattr(fn, "sample")):
         raise TypeError(
             f"ppl.sample({name!r}, fn): fn must be a distribution with .sample and .log_prob "
@@ -96,20 +81,9 @@ def sample(name: str, fn, obs=None, *, rng_key=None, sample_shape=(), infer=None
         )
     if obs is not None:
         obs = _as_array(obs)
-    msg = {
-        "type": "sample",
-        "name": name,
-        "fn": fn,
-        "args": (),
-        "kwargs": {"rng_key": rng_key, "sample_shape": tuple(sample_shape)},
-        "value": obs,
-        "is_observed": obs is not None,
-        "scale": None,
-        "mask": None,
-        "cond_indep_stack": [],
-        "infer": dict(infer) if infer else {},
-        "intermediates": [],
-    }
+    msg = new_message("sample", name, fn=fn, value=obs, is_observed=obs is not None,
+                      kwargs={"rng_key": rng_key, "sample_shape": tuple(sample_shape)},
+                      infer=infer)
     return apply_stack(msg)["value"]
 
 
@@ -122,21 +96,8 @@ def deterministic(name: str, value):
     >>> ppl.deterministic("two", 2.0)
     2.0
     """
-    _check_name(name, "deterministic")
-    msg = {
-        "type": "deterministic",
-        "name": name,
-        "fn": None,
-        "args": (),
-        "kwargs": {},
-        "value": value,
-        "is_observed": False,
-        "scale": None,
-        "mask": None,
-        "cond_indep_stack": [],
-        "infer": {},
-        "intermediates": [],
-    }
+    check_name(name, "deterministic")
+    msg = new_message("deterministic", name, value=value)
     return apply_stack(msg)["value"]
 
 
@@ -155,150 +116,76 @@ def factor(name: str, log_factor):
     >>> float(lp)
     -1.5
     """
-    _check_name(name, "factor")
+    check_name(name, "factor")
     log_factor = _as_array(log_factor)
     return sample(name, Unit(log_factor), obs=ops.zeros(ops.shape(log_factor) + (0,)))
 
 
-def _batch_shape_of_value(msg):
-    """Batch part (sample_shape + batch_shape) of an observed value's shape."""
-    shape = ops.shape(msg["value"])
-    event_ndim = len(msg["fn"].event_shape)
-    return shape[: len(shape) - event_ndim]
+def param(name: str, init_value=None, constraint=constraints.real, *, event_dim=None):
+    """Declare a parameter ``name``: a value a model uses that is not a random variable.
 
-
-class plate(Messenger):
-    """Declare ``size`` conditionally independent copies along one batch dimension.
-
-    Sample sites inside the plate get their distribution's batch shape broadcast to the plate:
-    dimension ``dim`` (counted from the right of the batch dimensions, event dimensions not
-    included) has size ``size``. Nested plates take ``dim = -1, -2, ...`` in order of entry
-    unless ``dim`` is given.
+    The site has type ``"param"``; its value lives in the constrained space (inside
+    ``constraint``). It is ``init_value`` (or ``init_value(rng_key)`` when that is a function,
+    with the key of the enclosing ``seed`` handler) unless a handler sets it:
+    ``substitute(model, data={name: value})`` fixes it, ``lift(model, prior)`` turns it into a
+    random variable. Samplers treat params as constants; they add nothing to the log-density.
 
     Parameters
     ----------
     name
-        Plate name (unique among the active plates).
-    size
-        Number of independent copies.
-    dim
-        Negative batch dimension of the plate; ``None`` picks the rightmost free one.
-    subsample_size
-        Accepted for NumPyro compatibility; subsampling is not supported (must be ``None`` or
-        ``size``).
+        Site name.
+    init_value
+        The initial value (an array or number), or a function ``rng_key -> value``.
+    constraint
+        The set the value lies in (``ppl.distributions.constraints``), recorded in the site as
+        ``kwargs["constraint"]``.
+    event_dim
+        Number of rightmost dims that form one event (for plates), recorded as
+        ``kwargs["event_dim"]``.
 
     Examples
     --------
-    >>> import ppl, ppl.distributions as dist
-    >>> with ppl.handlers.seed(rng_seed=0):
-    ...     with ppl.plate("rows", 4, dim=-2), ppl.plate("cols", 3):
-    ...         x = ppl.sample("x", dist.Normal(0.0, 1.0))
-    >>> ppl.ops.shape(x)
-    (4, 3)
+    >>> import ppl
+    >>> from ppl.distributions import constraints
+    >>> def model():
+    ...     return ppl.param("s", 2.0, constraint=constraints.positive)
+    >>> float(model())
+    2.0
+    >>> float(ppl.handlers.substitute(model, data={"s": 3.0})())
+    3.0
     """
-
-    def __init__(self, name: str, size: int, dim: int | None = None, *, subsample_size=None):
-        _check_name(name, "plate")
-        if isinstance(size, bool) or not isinstance(size, int):
-            try:
-                size = int(ops.to_numpy(size)) if ops.is_array(size) else size.__index__()
-            except (AttributeError, TypeError, ValueError):
-                raise TypeError(
-                    f"ppl.plate({name!r}, size): size must be a positive integer, got {size!r}."
-                ) from None
-        if size < 1:
-            raise ValueError(f"ppl.plate({name!r}, size): size must be >= 1, got {size}.")
-        if dim is not None and (isinstance(dim, bool) or not isinstance(dim, int) or dim >= 0):
+    check_name(name, "param")
+    if init_value is None:
+        raise ValueError(
+            f"ppl.param({name!r}): init_value is required (an array, or a function "
+            f"rng_key -> array), unless a handler sets the value.")
+    if not isinstance(constraint, constraints.Constraint):
+        raise TypeError(
+            f"ppl.param({name!r}, constraint=...): expected a constraint from "
+            f"ppl.distributions.constraints (e.g. constraints.positive), got {constraint!r}.")
+    kwargs = {"constraint": constraint, "event_dim": event_dim}
+    if callable(init_value):
+        kwargs["rng_key"] = None  # a seed handler fills it in
+    else:
+        init_value = _as_array(init_value)
+        if not ops.is_tracer(init_value) and not bool(ops.all(constraint.check(init_value))):
             raise ValueError(
-                f"ppl.plate({name!r}, dim=...): dim must be a negative integer (counted from "
-                f"the right of the batch dimensions) or None, got {dim!r}."
-            )
-        if subsample_size is not None and subsample_size != size:
-            raise NotImplementedError(
-                f"ppl.plate({name!r}): subsampling (subsample_size={subsample_size}) is not "
-                f"supported; use the full data (subsample_size=None)."
-            )
-        self.name = name
-        self.size = size
-        self._user_dim = dim
-        self.dim = dim
-        super().__init__(None)
+                f"ppl.param({name!r}): init_value is outside its constraint {constraint!r}; "
+                f"give an initial value inside it.")
+    msg = new_message("param", name, args=(init_value,), kwargs=kwargs)
+    return apply_stack(msg)["value"]
 
-    def _allocate(self):
-        active = [h for h in get_stack() if isinstance(h, plate)]
-        occupied = {h.dim for h in active}
-        for h in active:
-            if h.name == self.name:
-                raise ValueError(
-                    f"ppl.plate({self.name!r}) is already active; nested plates need "
-                    f"distinct names."
-                )
-        if self._user_dim is None:
-            dim = -1
-            while dim in occupied:
-                dim -= 1
-            self.dim = dim
-        elif self._user_dim in occupied:
-            other = next(h.name for h in active if h.dim == self._user_dim)
-            raise ValueError(
-                f"ppl.plate({self.name!r}, dim={self._user_dim}): dim {self._user_dim} is "
-                f"already used by the enclosing plate {other!r}; give it another dim= or "
-                f"leave dim=None to pick a free one."
-            )
 
-    def _entered(self):
-        self._allocate()
-        return self
+def prng_key():
+    """A fresh random key from the enclosing ``seed`` handler (``None`` outside of one).
 
-    def __enter__(self):
-        self._allocate()
-        super().__enter__()
-        indices = ops.arange(self.size)
-        msg = {
-            "type": "plate", "name": self.name, "fn": None, "args": (self.size, None),
-            "kwargs": {}, "value": indices, "is_observed": False, "scale": None,
-            "mask": None, "cond_indep_stack": [], "infer": {}, "intermediates": [],
-        }
-        return apply_stack(msg)["value"]
-
-    @property
-    def frame(self) -> CondIndepStackFrame:
-        return CondIndepStackFrame(self.name, self.dim, self.size)
-
-    def process_message(self, msg):
-        if msg["type"] not in ("sample", "deterministic"):
-            return
-        msg["cond_indep_stack"].append(self.frame)
-        if msg["type"] != "sample":
-            return
-        fn = msg["fn"]
-        sample_shape = tuple(msg["kwargs"].get("sample_shape", ()))
-        batch = sample_shape + tuple(fn.batch_shape)
-        pos = len(batch) + self.dim
-        if pos >= 0 and batch[pos] not in (1, self.size):
-            raise ValueError(
-                f"Site {msg['name']!r} has batch shape {batch} with size {batch[pos]} at dim "
-                f"{self.dim}, but it is inside plate {self.name!r} of size {self.size} at that "
-                f"dim. Make the distribution's batch shape broadcast to the plate (size 1 or "
-                f"{self.size} at dim {self.dim}), e.g. with .expand() or by reshaping its "
-                f"parameters, or place the plate at another dim=."
-            )
-        if msg["is_observed"] and msg["value"] is not None:
-            obs_batch = _batch_shape_of_value(msg)
-            opos = len(obs_batch) + self.dim
-            if opos >= 0 and obs_batch[opos] not in (1, self.size):
-                raise ValueError(
-                    f"Observed site {msg['name']!r} has a value of batch shape {obs_batch} "
-                    f"with size {obs_batch[opos]} at dim {self.dim}, but plate {self.name!r} "
-                    f"there has size {self.size}. Pass data matching the plate."
-                )
-        if pos < 0:
-            new = (1,) * (-pos) + batch
-            pos = 0
-        else:
-            new = batch
-        new = new[:pos] + (self.size,) + new[pos + 1:]
-        if new != tuple(fn.batch_shape):
-            msg["fn"] = fn.expand(new)
-        if sample_shape:
-            msg["kwargs"]["sample_shape"] = ()
+    >>> import ppl
+    >>> with ppl.handlers.seed(rng_seed=0):
+    ...     key = ppl.prng_key()
+    >>> key is not None
+    True
+    """
+    if not any(getattr(h, "provides_keys", False) for h in get_stack()):
+        return None
+    msg = new_message("prng_key", None, kwargs={"rng_key": None})
+    return apply_stack(msg)["value"]

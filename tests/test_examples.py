@@ -37,7 +37,10 @@ def _draws(mcmc):
 def test_example_runs(name, backend_name, capsys):
     """Each example's command line on each backend (short chains: this checks that it runs
     and prints its summary, not the posterior)."""
-    if backend_name != "jax" and name in ("bnn", "hmm", "gp"):
+    # mixture: with 30 warmup steps its step size collapses from some starting points on the
+    # eager backends (minutes of 1023-step trees); its enumerated density is checked on every
+    # backend in tests/model/test_model_enumeration.py
+    if backend_name != "jax" and name in ("bnn", "hmm", "gp", "mixture"):
         pytest.skip("long on the eager backends; runs on jax here and in ppl compare")
     module = load(name)
     mcmc = module.main(["--backend", backend_name, "--num-warmup", "30", "--num-samples", "20",

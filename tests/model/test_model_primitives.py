@@ -87,8 +87,10 @@ def test_plate_argument_errors(backend):
         ppl.plate("N", 0)
     with pytest.raises(TypeError, match="size must be a positive integer"):
         ppl.plate("N", "three")
-    with pytest.raises(NotImplementedError, match="subsampling"):
-        ppl.plate("N", 10, subsample_size=2)
+    with pytest.raises(ValueError, match="larger than size"):
+        ppl.plate("N", 10, subsample_size=20)
+    with pytest.raises(ValueError, match="subsample must be a 1-d"):
+        ppl.plate("N", 10, subsample=[[1]])
     with pytest.raises(ValueError, match="already active"):
         with ppl.plate("N", 3), ppl.plate("N", 3):
             pass

@@ -1,0 +1,178 @@
+"""The handlers that change what a site *is*: ``do`` (interventions), ``lift`` (params become
+random variables), ``infer_config`` (inference hints) and ``reparam`` (a site rewritten as a
+transform of other sites). Re-exported by :mod:`ppl.handlers`; as in NumPyro (Phan et al., 2019,
+arXiv:1912.11554).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+from ppl import ops
+from ppl._messenger import Messenger
+
+__all__ = ["do", "lift", "infer_config", "reparam"]
+
+
+def _to_array(x):
+    return x if ops.is_array(x) else ops.asarray(x)
+
+
+def check_mapping(data, handler, arg):
+    """``data`` must be a dict of site names to values (a clear error otherwise)."""
+    if not isinstance(data, Mapping):
+        raise TypeError(
+            f"ppl.handlers.{handler}: {arg} must be a dict mapping site names to values, "
+            f"got {type(data).__name__}."
+        )
+
+
+class do(Messenger):
+    """Intervene on sample sites: each site named in ``data`` takes that value, contributes no
+    log-density (it is not evidence, unlike ``condition``), and the sites downstream see it
+    (Pearl's do-operator).
+
+    The site stays in the trace with ``is_observed=True``, ``mask=False`` and
+    ``infer["do"] = True``, so samplers and ``log_density`` skip it.
+
+    Examples
+    --------
+    >>> import ppl, ppl.distributions as dist
+    >>> from ppl.inference import log_density
+    >>> def model():
+    ...     x = ppl.sample("x", dist.Normal(0.0, 1.0))
+    ...     return ppl.sample("y", dist.Normal(x, 1.0), obs=0.0)
+    >>> lp, tr = log_density(ppl.handlers.do(model, data={"x": 1.0}), (), {}, {})
+    >>> round(float(lp), 4)  # only y | x = 1 counts: log N(0 | 1, 1)
+    -1.4189
+    """
+
+    def __init__(self, fn=None, data=None):
+        check_mapping(data, "do", "data")
+        super().__init__(fn)
+        self.data = data
+
+    def process_message(self, msg):
+        if msg["type"] != "sample" or msg["name"] not in self.data:
+            return
+        msg["value"] = _to_array(self.data[msg["name"]])
+        msg["is_observed"] = True
+        msg["mask"] = False
+        msg["infer"]["do"] = True
+
+
+class lift(Messenger):
+    """Turn ``param`` sites into sample sites with the prior ``prior`` (a distribution for
+    every param, or a dict ``{name: distribution}``). The prior is expanded to the shape of the
+    param's initial value when that is known.
+
+    Examples
+    --------
+    >>> import ppl, ppl.distributions as dist
+    >>> model = lambda: ppl.param("w", 0.5)
+    >>> tr = ppl.handlers.trace(ppl.handlers.seed(
+    ...     ppl.handlers.lift(model, prior={"w": dist.Normal(0.0, 1.0)}), rng_seed=0)).get_trace()
+    >>> tr["w"]["type"]
+    'sample'
+    """
+
+    def __init__(self, fn=None, prior=None):
+        if prior is None:
+            raise TypeError("ppl.handlers.lift needs prior=: a distribution or a dict "
+                            "{param name: distribution}.")
+        super().__init__(fn)
+        self.prior = prior
+
+    def process_message(self, msg):
+        if msg["type"] != "param" or msg["value"] is not None:
+            return
+        if isinstance(self.prior, Mapping):
+            fn = self.prior.get(msg["name"])
+            if fn is None:
+                return
+        else:
+            fn = self.prior
+        init = msg["args"][0] if msg["args"] else None
+        if init is not None and not callable(init):
+            shape = tuple(ops.shape(init))
+            batch = shape[: len(shape) - len(fn.event_shape)]
+            if tuple(fn.batch_shape) != batch:
+                fn = fn.expand(batch)
+        msg.update(type="sample", fn=fn, args=(), is_observed=False,
+                   kwargs={"rng_key": None, "sample_shape": ()})
+
+
+class infer_config(Messenger):
+    """Add ``config_fn(site)`` (a dict, or ``None``) to the ``infer`` dict of every sample
+    site, e.g. to mark discrete sites for enumeration.
+
+    Examples
+    --------
+    >>> import ppl, ppl.distributions as dist
+    >>> model = lambda: ppl.sample("z", dist.Bernoulli(0.3))
+    >>> marked = ppl.handlers.infer_config(model, lambda site: {"enumerate": "parallel"})
+    >>> tr = ppl.handlers.trace(ppl.handlers.seed(marked, rng_seed=0)).get_trace()
+    >>> tr["z"]["infer"]
+    {'enumerate': 'parallel'}
+    """
+
+    def __init__(self, fn=None, config_fn=None):
+        if not callable(config_fn):
+            raise TypeError("ppl.handlers.infer_config: config_fn must be a function "
+                            "site -> dict of infer options (or None).")
+        super().__init__(fn)
+        self.config_fn = config_fn
+
+    def process_message(self, msg):
+        if msg["type"] != "sample":
+            return
+        extra = self.config_fn(msg)
+        if extra:
+            msg["infer"].update(extra)
+
+
+class reparam(Messenger):
+    """Rewrite sample sites with reparameterizers (``ppl.inference.reparam``).
+
+    ``config`` maps site names to reparameterizers, or is a function ``site -> reparameterizer
+    or None``. A reparameterizer is called as ``reparam(name, fn, obs)`` and returns
+    ``(new_fn, value)``; it may declare new sample sites. With ``new_fn=None`` the site
+    becomes a deterministic site of value ``value``.
+
+    Examples
+    --------
+    >>> import ppl, ppl.distributions as dist
+    >>> from ppl.inference.reparam import LocScaleReparam
+    >>> def model():
+    ...     return ppl.sample("x", dist.Normal(1.0, 2.0))
+    >>> rep = ppl.handlers.reparam(model, config={"x": LocScaleReparam(centered=0)})
+    >>> tr = ppl.handlers.trace(ppl.handlers.seed(rep, rng_seed=0)).get_trace()
+    >>> [(n, s["type"]) for n, s in tr.items()]
+    [('x_decentered', 'sample'), ('x', 'deterministic')]
+    """
+
+    def __init__(self, fn=None, config=None):
+        if not (isinstance(config, Mapping) or callable(config)):
+            raise TypeError("ppl.handlers.reparam: config must be a dict {site name: "
+                            "reparameterizer} or a function site -> reparameterizer or None.")
+        super().__init__(fn)
+        self.config = config
+
+    def process_message(self, msg):
+        if msg["type"] != "sample":
+            return
+        if isinstance(self.config, Mapping):
+            rep = self.config.get(msg["name"])
+        else:
+            rep = self.config(msg)
+        if rep is None:
+            return
+        obs = msg["value"] if msg["is_observed"] else None
+        new_fn, value = rep(msg["name"], msg["fn"], obs)
+        if value is not None and new_fn is None:
+            msg.update(type="deterministic", value=value, fn=None, is_observed=False)
+            return
+        if value is not None:
+            msg["value"] = value
+            msg["is_observed"] = True
+        msg["fn"] = new_fn
