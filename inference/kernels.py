@@ -33,6 +33,7 @@ from ppl import ops, random
 from ppl.inference import adaptation, hmc, nuts
 from ppl.inference.initialization import init_to_uniform
 from ppl.inference.model_setup import initialize_model
+from ppl.inference.util import potential_energy
 
 __all__ = ["NUTS", "HMC", "KernelSetup", "WarmupFlags", "Draw"]
 
@@ -44,6 +45,8 @@ class KernelSetup(NamedTuple):
     potential_fn: Callable       # z (D,) -> U(z)
     postprocess_fn: Callable | None   # z (D,) -> {site: constrained value}; None: raw z
     layout: object | None        # ParamLayout of the model's latent sites
+    potential_of_args: Callable  # (model_args, model_kwargs) -> potential_fn, for programs
+    #                              that take the data as arguments (ppl.inference.programs)
 
 
 class WarmupFlags(NamedTuple):
@@ -118,13 +121,18 @@ class _HMCFamily:
                     "With potential_fn=, pass the starting point to run: "
                     "mcmc.run(key, init_params=z0) with z0 of shape (D,) or (num_chains, D).")
             z = _flat_init(init_params, num_chains, None)
-            return KernelSetup(z, self.potential_fn, None, None)
+            return KernelSetup(z, self.potential_fn, None, None, lambda a, k: self.potential_fn)
         info = initialize_model(rng_key, self.model, model_args, model_kwargs,
                                 init_strategy=self.init_strategy, num_chains=num_chains)
         z = info.init_position
         if init_params is not None:
             z = _flat_init(init_params, num_chains, info.layout)
-        return KernelSetup(z, info.potential_fn, info.postprocess_fn, info.layout)
+        model, layout = self.model, info.layout
+
+        def potential_of_args(args, kwargs):
+            return lambda q: potential_energy(model, args, kwargs, layout.unravel(q))
+
+        return KernelSetup(z, info.potential_fn, info.postprocess_fn, layout, potential_of_args)
 
     def build_kernel(self) -> Callable:
         """``kernel(rng_key, state, potential_and_grad_fn, step_size, inverse_mass_matrix)``."""
