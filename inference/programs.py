@@ -108,9 +108,12 @@ def get_program(kernel, setup, args, kwargs, *, num_chains: int, parallel: bool)
     programs = _CACHE.setdefault(kernel, {})
     if key not in programs:
         potential_of = setup.potential_of_args
+        # one compiled gradient, shared by every place the sampler calls it (traced once)
+        vg_data = ops.jit(ops.vmap(ops.value_and_grad(
+            lambda z, values: potential_of(*rebuild(values))(z)), in_axes=(0, None)))
 
         def vg_of(values):
-            return ops.vmap(ops.value_and_grad(potential_of(*rebuild(values))))
+            return lambda z: vg_data(z, values)
 
         programs[key] = Program(
             ops.jit(lambda z, values: kernel.init(z, vg_of(values))),
