@@ -24,7 +24,7 @@ import numpy as np
 
 from ppl import ops, random
 from ppl.backends import tree
-from ppl.inference.kernels import Draw, WarmupFlags
+from ppl.inference.kernels import Draw
 from ppl.inference.progress import Progress
 
 __all__ = ["RunResult", "ChainRunner", "CHAIN_METHODS"]

@@ -25,7 +25,7 @@ _AXIS = "chains"
 
 
 def _jax_started() -> bool:
-    from jax._src import xla_bridge      # JAX has no public "backends initialised?" query
+    from jax._src import xla_bridge  # JAX has no public "backends initialised?" query
     return bool(xla_bridge.backends_are_initialized())
 
 
