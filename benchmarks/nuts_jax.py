@@ -70,7 +70,7 @@ def min_ess(draws) -> float:
 
 
 def load():
-    return "load %.1f %.1f %.1f" % os.getloadavg()
+    return "load {:.1f} {:.1f} {:.1f}".format(*os.getloadavg())
 
 
 def run(problems, runners, seeds, cfg_kw, out):
