@@ -74,7 +74,10 @@ def load():
 
 
 def run(problems, runners, seeds, cfg_kw, out):
+    import jax
+
     from benchmarks.runners import RUNNERS, Config
+    jax.jit(lambda v: v + 1)(1.0)          # XLA's one-off start-up, outside every runner
     clock = CompileClock()
     rows = []
     for problem in problems:

@@ -13,7 +13,8 @@ from typing import NamedTuple
 
 import numpy as np
 
-__all__ = ["Problem", "PROBLEMS", "get_problems", "logistic_data", "potential"]
+__all__ = ["Problem", "PROBLEMS", "get_problems", "logistic_data", "numpyro_logistic",
+           "potential"]
 
 
 class Problem(NamedTuple):
@@ -44,18 +45,20 @@ def _logistic(n=2000, d=25):
         with ppl.plate("N", x.shape[0]):
             ppl.sample("y", dist.Bernoulli(logits=alpha + ppl.ops.matmul(x, beta)), obs=y)
 
-    def numpyro_model(x, y=None):
-        import numpyro
-        import numpyro.distributions as nd
-        alpha = numpyro.sample("alpha", nd.Normal(0.0, 1.0))
-        with numpyro.plate("D", x.shape[1]):
-            beta = numpyro.sample("beta", nd.Normal(0.0, 1.0))
-        with numpyro.plate("N", x.shape[0]):
-            numpyro.sample("y", nd.Bernoulli(logits=alpha + x @ beta), obs=y)
-
     x, y = logistic_data(n, d)
     name = "logistic_regression" if (n, d) == (2000, 25) else f"logistic_N{n}_D{d}"
-    return Problem(name, model, (x,), {"y": y}, numpyro_model)
+    return Problem(name, model, (x,), {"y": y}, numpyro_logistic)
+
+
+def numpyro_logistic(x, y=None):
+    """The logistic regression in NumPyro."""
+    import numpyro
+    import numpyro.distributions as nd
+    alpha = numpyro.sample("alpha", nd.Normal(0.0, 1.0))
+    with numpyro.plate("D", x.shape[1]):
+        beta = numpyro.sample("beta", nd.Normal(0.0, 1.0))
+    with numpyro.plate("N", x.shape[0]):
+        numpyro.sample("y", nd.Bernoulli(logits=alpha + x @ beta), obs=y)
 
 
 def _eight_schools():
