@@ -104,16 +104,15 @@ def _numpyro(problem, seed, cfg, method):
     import jax.numpy as jnp
     from numpyro.infer import MCMC, NUTS
 
-    # a new MCMC per run: NumPyro's vectorized MCMC cannot run twice (and recompiles anyway)
-    if "kernel" not in cfg.cache:
-        if problem.numpyro_model is not None:
-            kernel = NUTS(problem.numpyro_model, **problem.nuts_kwargs)
-        else:
-            from benchmarks.problems import potential
-            logdensity, _, _ = potential(problem, 0, cfg.chains)
-            kernel = NUTS(potential_fn=lambda z: -logdensity(z), **problem.nuts_kwargs)
-        cfg.cache["kernel"] = kernel
-    mcmc = MCMC(cfg.cache["kernel"], num_warmup=cfg.warmup, num_samples=cfg.samples,
+    # a new kernel and MCMC per run: NumPyro's vectorized MCMC cannot run twice (and NumPyro
+    # compiles again on every run anyway)
+    if problem.numpyro_model is not None:
+        kernel = NUTS(problem.numpyro_model, **problem.nuts_kwargs)
+    else:
+        from benchmarks.problems import potential
+        logdensity = cfg.cache.setdefault("logdensity", potential(problem, 0, cfg.chains)[0])
+        kernel = NUTS(potential_fn=lambda z: -logdensity(z), **problem.nuts_kwargs)
+    mcmc = MCMC(kernel, num_warmup=cfg.warmup, num_samples=cfg.samples,
                 num_chains=cfg.chains, chain_method=method, progress_bar=False)
     t0 = time.perf_counter()
     if problem.numpyro_model is not None:
