@@ -84,9 +84,9 @@ def _build_chunk(iteration_of: Callable, empty_draw: Callable, num_shards: int):
 
         return ops.scan(step, carry, xs)
 
-    if num_shards > 1:
-        chunk = ops.shard_chains(chunk, num_shards, in_axes=(0, None, 0, None),
-                                 out_axes=(0, 1))
+    if num_shards > 1:          # compiled with its shardings fixed (one compile)
+        return ops.shard_chains(chunk, num_shards, in_axes=(0, None, 0, None),
+                                out_axes=(0, 1))
     return ops.jit(chunk)
 
 

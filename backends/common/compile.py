@@ -70,7 +70,8 @@ class Compile:
 
         ``in_axes`` (one entry per argument) and ``out_axes`` (a prefix of the output tree)
         give the chain axis of each argument/output, or ``None`` for an argument every device
-        gets whole. The default serves one device: ``fun`` itself.
+        gets whole. With ``num_shards > 1`` the result is compiled (``jit`` it only when
+        ``num_shards == 1``). The default serves one device: ``fun`` itself.
         """
         if num_shards != 1:
             raise ValueError(f"shard_chains: the {self.name} backend runs on one device, got "

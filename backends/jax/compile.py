@@ -15,7 +15,7 @@ import os
 
 import jax
 import numpy as np
-from jax.sharding import Mesh, PartitionSpec
+from jax.sharding import Mesh, NamedSharding, PartitionSpec
 
 from ppl.backends.jax.core import _axis
 
@@ -44,8 +44,10 @@ def _spec(axis):
     return PartitionSpec() if axis is None else PartitionSpec(*([None] * axis), _AXIS)
 
 
-def _specs(axes):
-    return jax.tree_util.tree_map(_spec, axes, is_leaf=lambda a: a is None)
+def _specs(axes, mesh=None):
+    def one(axis):
+        return _spec(axis) if mesh is None else NamedSharding(mesh, _spec(axis))
+    return jax.tree_util.tree_map(one, axes, is_leaf=lambda a: a is None)
 
 
 class JaxCompile:
@@ -72,12 +74,24 @@ class JaxCompile:
 
     def shard_chains(self, fun, num_shards, in_axes, out_axes):
         """One SPMD program over a 1-D mesh of the first ``num_shards`` local devices
-        (``jax.shard_map``): each device runs ``fun`` on its block of chains."""
+        (``jax.shard_map``), compiled with its input and output shardings fixed, so the first
+        call (inputs on one device) and the later ones (inputs already sharded) share one
+        compilation: each device runs ``fun`` on its block of chains."""
         if num_shards == 1:
             return fun
         if num_shards > self.device_count():
             raise ValueError(f"shard_chains: num_shards={num_shards} but JAX has "
                              f"{self.device_count()} device(s) here; use chain_shards(C).")
         mesh = Mesh(np.array(jax.local_devices()[:num_shards]), (_AXIS,))
-        return jax.shard_map(fun, mesh=mesh, in_specs=_specs(tuple(in_axes)),
-                             out_specs=_specs(out_axes), check_vma=False)
+        mapped = jax.shard_map(fun, mesh=mesh, in_specs=_specs(tuple(in_axes)),
+                               out_specs=_specs(out_axes), check_vma=False)
+        in_shardings = _specs(tuple(in_axes), mesh)
+        compiled = jax.jit(mapped, in_shardings=in_shardings,
+                           out_shardings=_specs(out_axes, mesh))
+
+        def on_devices(*args):
+            # inputs on one device would select another executable: place them first (a
+            # no-op for the carry a previous call returned)
+            return compiled(*jax.device_put(args, in_shardings))
+
+        return on_devices
