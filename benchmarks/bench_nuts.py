@@ -21,25 +21,21 @@ from __future__ import annotations
 
 import argparse
 import json
+import sys
 import time
 import warnings
 from pathlib import Path
 
 import numpy as np
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))   # run as a script too
+from benchmarks.problems import logistic_data, numpyro_logistic  # noqa: E402
+
 EIGHT_SCHOOLS = (Path(__file__).resolve().parents[2] / "shared" / "posteriordb"
                  / "eight_schools-eight_schools_noncentered")
 
 
 # ------------------------------------------------------------------------------ data
-def logistic_data(n=2000, d=25, seed=0):
-    rng = np.random.default_rng(seed)
-    x = rng.normal(size=(n, d))
-    beta = rng.normal(scale=0.5, size=d)
-    y = (rng.uniform(size=n) < 1.0 / (1.0 + np.exp(-(x @ beta + 0.3)))).astype(np.float64)
-    return x, y
-
-
 def eight_schools_data():
     try:
         d = json.loads((EIGHT_SCHOOLS / "data.json").read_text())
@@ -123,13 +119,6 @@ def run_numpyro(model_name, *, chains, warmup, samples, method="vectorized"):
     import numpyro.distributions as nd
     from numpyro.infer import MCMC, NUTS
 
-    def logistic(x, y=None):
-        alpha = numpyro.sample("alpha", nd.Normal(0.0, 1.0))
-        with numpyro.plate("D", x.shape[1]):
-            beta = numpyro.sample("beta", nd.Normal(0.0, 1.0))
-        with numpyro.plate("N", x.shape[0]):
-            numpyro.sample("y", nd.Bernoulli(logits=alpha + x @ beta), obs=y)
-
     def eight_schools(sigma, y=None):
         mu = numpyro.sample("mu", nd.Normal(0.0, 5.0))
         tau = numpyro.sample("tau", nd.HalfCauchy(5.0))
@@ -140,7 +129,7 @@ def run_numpyro(model_name, *, chains, warmup, samples, method="vectorized"):
 
     if model_name == "logistic_regression":
         x, y = logistic_data()
-        model, args = logistic, (jnp.asarray(x, jnp.float32), jnp.asarray(y, jnp.float32))
+        model, args = numpyro_logistic, (jnp.asarray(x, jnp.float32), jnp.asarray(y, jnp.float32))
     else:
         y, sigma = eight_schools_data()
         model, args = eight_schools, (jnp.asarray(sigma, jnp.float32),

@@ -2,13 +2,15 @@
 
 * An *iteration* is the kernel's pure ``iteration(rng_key, carry, flags) -> (carry, Draw)``
   (:mod:`ppl.inference.kernels`). A *chunk* is ``ops.scan`` over up to ~100 of them, compiled as
-  one call where the backend compiles control flow (JAX); the last chunk of a phase is padded
-  with skipped iterations so every chunk has the same shape and compiles once. Between chunks
-  the progress bar moves and the draws are copied to the host.
+  one call where the backend compiles control flow (JAX), with the model's data as arguments
+  (:mod:`ppl.inference.programs`, which also caches it across runs); the last chunk of a phase
+  is padded with skipped iterations so every chunk has the same shape and compiles once.
+  Between chunks the progress bar moves and the draws are copied to the host.
 * ``"vectorized"``: one batch whose chains advance in lock-step (every backend).
-  ``"sequential"``: one chain after another. ``"parallel"``: a device per chain with
-  ``ops.pmap`` where the backend has as many devices as chains, else a thread per chain
-  (compiled JAX code and torch kernels release the GIL, so threads use several cores).
+  ``"sequential"``: one chain after another. ``"parallel"``: the chains split over devices
+  (``ops.shard_chains``; lock-step within a device) where the backend has several, else a
+  thread per chain (compiled code and torch kernels release the GIL, so threads use several
+  cores).
 """
 
 from __future__ import annotations
@@ -23,7 +25,7 @@ import numpy as np
 
 from ppl import ops, random
 from ppl.backends import tree
-from ppl.inference.kernels import Draw, WarmupFlags
+from ppl.inference.kernels import Draw
 from ppl.inference.progress import Progress
 
 __all__ = ["RunResult", "ChainRunner", "CHAIN_METHODS"]
@@ -41,31 +43,15 @@ class RunResult(NamedTuple):
     num_done: int             # iterations (warmup + sampling) completed by the shortest chain
 
 
-def _build_chunk(iteration, empty_draw):
-    """``chunk(carry, xs, run_key) -> (carry, Draw of (K, C, ...))`` over ``xs`` = iteration
-    index, active flag and the five warmup flags, each ``(K,)``."""
-
-    def chunk(carry, xs, run_key):
-        def step(carry, x):
-            i, active, *flags = x
-            return ops.cond(active,
-                            lambda c: iteration(random.fold_in(run_key, i), c, WarmupFlags(*flags)),
-                            lambda c: (c, empty_draw(c)), carry)
-
-        return ops.scan(step, carry, xs)
-
-    return ops.jit(chunk)
-
-
 class ChainRunner:
     """Runs a kernel's iterations for a batch of chains: warmup, then sampling.
 
     Parameters
     ----------
     kernel
-        The kernel object (its ``build_iteration``, ``empty_draw``, ``warmup_flags``).
-    potential_and_grad_fn
-        The batched potential and gradient.
+        The kernel object (its ``empty_draw``, ``warmup_flags``).
+    program, data
+        The run's :class:`~ppl.inference.programs.Program` and the data it takes.
     num_warmup, num_samples, thinning
         As in :class:`~ppl.inference.MCMC`.
     chunk_size
@@ -75,10 +61,10 @@ class ChainRunner:
         Show progress.
     """
 
-    def __init__(self, kernel, potential_and_grad_fn, *, num_warmup, num_samples, thinning,
+    def __init__(self, kernel, program, data, *, num_warmup, num_samples, thinning,
                  chunk_size, progress_bar):
         self.kernel = kernel
-        self.vg = potential_and_grad_fn
+        self.program, self.data = program, data
         self.num_warmup, self.num_samples, self.thinning = num_warmup, num_samples, thinning
         self.progress_bar = progress_bar
         if chunk_size is None:
@@ -89,8 +75,7 @@ class ChainRunner:
         total = num_warmup + num_samples
         self._flags = np.zeros((6, total), bool)          # active, then the WarmupFlags
         self._flags[1:, :num_warmup] = kernel.warmup_flags(num_warmup)
-        self._chunk = _build_chunk(kernel.build_iteration(potential_and_grad_fn),
-                                   kernel.empty_draw)
+        self._chunk = program.chunk
         self._first_chunk_done = threading.Event()
         self._stop = threading.Event()    # set on Ctrl-C: every chain stops after its chunk
         self._threads = False
@@ -105,12 +90,13 @@ class ChainRunner:
             label = f"{method}, {C} chains" if C > 1 else "1 chain"
             with Progress(total * C, label, enabled=self.progress_bar) as bar:
                 return self._run_batch(self._chunk, carry, run_key, bar)
-        carries = [tree.map(lambda a, c=c: a[c:c + 1], carry) for c in range(C)]
         keys = [random.fold_in(run_key, c) for c in range(C)]
-        if method == "parallel" and ops.device_count() >= C:
-            with Progress(total * C, f"parallel, {C} devices",
-                          enabled=self.progress_bar) as bar:
-                return self._run_batch(self._on_devices(), carry, ops.stack(keys), bar)
+        shards = self.program.num_shards
+        if method == "parallel" and shards > 1:
+            label = f"parallel, {C} chains on {shards} devices"
+            with Progress(total * C, label, enabled=self.progress_bar) as bar:
+                return self._run_batch(self._chunk, carry, ops.stack(keys[:shards]), bar)
+        carries = [tree.map(lambda a, c=c: a[c:c + 1], carry) for c in range(C)]
         if method == "sequential":
             results = []
             for c in range(C):
@@ -123,23 +109,6 @@ class ChainRunner:
         else:
             results = self._in_threads(carries, keys)
         return _concat(results)
-
-    def _on_devices(self):
-        """The chunk of one chain ``pmap``-ed over devices: chain ``c`` runs on device ``c``
-        and draws what it draws with ``"sequential"``."""
-        chunk = self._chunk
-
-        def one_chain(c, xs, key):
-            c, ys = chunk(tree.map(lambda a: a[None], c), xs, key)
-            return tree.map(lambda a: a[0], c), tree.map(lambda a: a[:, 0], ys)
-
-        mapped = ops.pmap(one_chain, in_axes=(0, None, 0))
-
-        def on_devices(carry, xs, keys):
-            carry, ys = mapped(carry, xs, keys)                   # ys: (C, K, ...)
-            return carry, tree.map(lambda a: ops.moveaxis(a, 0, 1), ys)
-
-        return on_devices
 
     def _in_threads(self, carries, keys):
         self._threads = True
@@ -187,7 +156,7 @@ class ChainRunner:
                         f = self._flags[:, np.minimum(idx, total - 1)] & active
                         xs = (ops.asarray(idx), ops.asarray(active)) + tuple(
                             ops.asarray(f[j]) for j in range(1, 6))
-                        carry, ys = chunk_fn(carry, xs, run_key)
+                        carry, ys = chunk_fn(carry, xs, run_key, self.data)
                         self._first_chunk_done.set()
                         n = int(active.sum())
                         ys = tree.map(lambda a, n=n: np.asarray(ops.to_numpy(a))[:n], ys)

@@ -33,6 +33,7 @@ from ppl import ops, random
 from ppl.inference import adaptation, hmc, nuts
 from ppl.inference.initialization import init_to_uniform
 from ppl.inference.model_setup import initialize_model
+from ppl.inference.util import potential_energy
 
 __all__ = ["NUTS", "HMC", "KernelSetup", "WarmupFlags", "Draw"]
 
@@ -44,6 +45,8 @@ class KernelSetup(NamedTuple):
     potential_fn: Callable       # z (D,) -> U(z)
     postprocess_fn: Callable | None   # z (D,) -> {site: constrained value}; None: raw z
     layout: object | None        # ParamLayout of the model's latent sites
+    potential_of_args: Callable  # (model_args, model_kwargs) -> potential_fn, for programs
+    #                              that take the data as arguments (ppl.inference.programs)
 
 
 class WarmupFlags(NamedTuple):
@@ -83,7 +86,7 @@ class _HMCFamily:
 
     def __init__(self, model=None, *, potential_fn=None, step_size=1.0, adapt_step_size=True,
                  adapt_mass_matrix=True, dense_mass=False, target_accept_prob=0.8,
-                 init_strategy=None, max_delta_energy=1000.0):
+                 init_strategy=None, max_delta_energy=1000.0, mass_matrix_estimator="draws"):
         if (model is None) == (potential_fn is None):
             raise ValueError(
                 f"{type(self).__name__}: pass exactly one of model= (a model function) or "
@@ -99,6 +102,13 @@ class _HMCFamily:
             raise TypeError(
                 f"dense_mass must be True or False, got {dense_mass!r} (a list of site groups "
                 "is not supported; use dense_mass=True for a full covariance).")
+        if mass_matrix_estimator not in adaptation.ESTIMATORS:
+            raise ValueError(f"mass_matrix_estimator must be one of {adaptation.ESTIMATORS}, "
+                             f"got {mass_matrix_estimator!r}.")
+        if mass_matrix_estimator == "gradients" and dense_mass:
+            raise ValueError("mass_matrix_estimator='gradients' estimates a diagonal mass "
+                             "matrix: use it with dense_mass=False, or use 'draws'.")
+        self.mass_matrix_estimator = mass_matrix_estimator
         self.model = model
         self.potential_fn = potential_fn
         self.step_size = float(step_size)
@@ -118,13 +128,18 @@ class _HMCFamily:
                     "With potential_fn=, pass the starting point to run: "
                     "mcmc.run(key, init_params=z0) with z0 of shape (D,) or (num_chains, D).")
             z = _flat_init(init_params, num_chains, None)
-            return KernelSetup(z, self.potential_fn, None, None)
+            return KernelSetup(z, self.potential_fn, None, None, lambda a, k: self.potential_fn)
         info = initialize_model(rng_key, self.model, model_args, model_kwargs,
                                 init_strategy=self.init_strategy, num_chains=num_chains)
         z = info.init_position
         if init_params is not None:
             z = _flat_init(init_params, num_chains, info.layout)
-        return KernelSetup(z, info.potential_fn, info.postprocess_fn, info.layout)
+        model, layout = self.model, info.layout
+
+        def potential_of_args(args, kwargs):
+            return lambda q: potential_energy(model, args, kwargs, layout.unravel(q))
+
+        return KernelSetup(z, info.potential_fn, info.postprocess_fn, layout, potential_of_args)
 
     def build_kernel(self) -> Callable:
         """``kernel(rng_key, state, potential_and_grad_fn, step_size, inverse_mass_matrix)``."""
@@ -135,7 +150,8 @@ class _HMCFamily:
         state = hmc.init(position, potential_and_grad_fn)
         C, D = ops.shape(position)
         adapt = adaptation.adapt_init(self.step_size, C, D, dense=self.dense_mass,
-                                      dtype=ops.dtype_of(position))
+                                      dtype=ops.dtype_of(position),
+                                      estimator=self.mass_matrix_estimator)
         return state, adapt
 
     def warmup_flags(self, num_warmup: int) -> np.ndarray:
@@ -173,7 +189,8 @@ class _HMCFamily:
             adapt = adaptation.adapt_update(adapt, state.position, info.accept_prob,
                                             warmup=flags.warmup, collect=flags.collect,
                                             last=flags.last, target_accept_prob=target,
-                                            adapt_step_size=adapt_step_size)
+                                            adapt_step_size=adapt_step_size,
+                                            grad=state.potential_energy_grad)
             return (state, adapt), Draw(state.position, state.potential_energy, info, step_size)
 
         return iteration
@@ -240,6 +257,10 @@ class NUTS(_HMCFamily):
         Where chains start (default ``init_to_uniform()``).
     max_delta_energy
         Energy error above which a transition is divergent (default 1000, as Stan).
+    mass_matrix_estimator
+        ``"draws"`` (Stan: the variance of each window's draws) or ``"gradients"``
+        (``sqrt(var(draws) / var(gradients))``, the diagonal minimising the Fisher divergence
+        to a Gaussian, as nutpie; Seyboldt, Carlson & Carpenter). Diagonal mass only.
 
     Examples
     --------
@@ -257,11 +278,13 @@ class NUTS(_HMCFamily):
 
     def __init__(self, model=None, *, potential_fn=None, step_size=1.0, adapt_step_size=True,
                  adapt_mass_matrix=True, dense_mass=False, target_accept_prob=0.8,
-                 max_tree_depth=10, init_strategy=None, max_delta_energy=1000.0):
+                 max_tree_depth=10, init_strategy=None, max_delta_energy=1000.0,
+                 mass_matrix_estimator="draws"):
         super().__init__(model, potential_fn=potential_fn, step_size=step_size,
                          adapt_step_size=adapt_step_size, adapt_mass_matrix=adapt_mass_matrix,
                          dense_mass=dense_mass, target_accept_prob=target_accept_prob,
-                         init_strategy=init_strategy, max_delta_energy=max_delta_energy)
+                         init_strategy=init_strategy, max_delta_energy=max_delta_energy,
+                         mass_matrix_estimator=mass_matrix_estimator)
         nuts.build_transition(max_tree_depth=max_tree_depth, jit=False)   # checks it
         self.max_tree_depth = max_tree_depth
 

@@ -20,6 +20,7 @@ from ppl.inference import hmc
 from ppl.inference.adaptation import AdaptState
 from ppl.inference.arviz import mcmc_groups, to_inference_data
 from ppl.inference.chains import CHAIN_METHODS, ChainRunner, RunResult
+from ppl.inference.programs import get_program
 from ppl.inference.run_warnings import run_problems, warn_problems
 
 __all__ = ["MCMC", "MCMCState"]
@@ -58,6 +59,13 @@ class MCMCState(NamedTuple):
         return self.adapt_state.inverse_mass_matrix
 
 
+def default_chain_method(num_chains: int) -> str:
+    """``"parallel"`` when the active backend can spread ``num_chains`` chains over several
+    devices (``ops.chain_shards``; JAX on a multi-core CPU or several GPUs), else
+    ``"vectorized"`` (one lock-step batch, the fastest on one device)."""
+    return "parallel" if ops.chain_shards(num_chains) > 1 else "vectorized"
+
+
 def _check_int(name, value, minimum):
     if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < minimum:
         raise ValueError(f"{name} must be an int >= {minimum}, got {value!r}.")
@@ -79,9 +87,11 @@ class MCMC:
         Number of chains.
     chain_method
         ``"vectorized"`` (one batch, chains in lock-step; works on every backend),
-        ``"sequential"`` or ``"parallel"`` (a device per chain where the backend has enough
-        devices, a thread per chain otherwise). ``None`` picks
-        ``"vectorized"``, the fastest on every backend here.
+        ``"sequential"`` or ``"parallel"`` (chains split over the backend's devices, lock-step
+        within each, where it has several; a thread per chain otherwise). ``None`` picks
+        ``"parallel"`` when the chains split over several devices (JAX: one CPU device per core
+        is arranged when ppl starts JAX, see :mod:`ppl.backends.jax.compile`; or several
+        GPUs), else ``"vectorized"``; the progress bar shows the choice.
     thinning
         Keep every ``thinning``-th draw.
     progress_bar
@@ -128,9 +138,7 @@ class MCMC:
         self.num_samples = _check_int("num_samples", num_samples, 1)
         self.num_chains = _check_int("num_chains", num_chains, 1)
         self.thinning = _check_int("thinning", thinning, 1)
-        if chain_method is None:
-            chain_method = "vectorized"
-        if chain_method not in CHAIN_METHODS:
+        if chain_method is not None and chain_method not in CHAIN_METHODS:
             raise ValueError(f"chain_method must be one of {CHAIN_METHODS} or None, got "
                              f"{chain_method!r}.")
         self.chain_method = chain_method
@@ -215,18 +223,19 @@ class MCMC:
         with ops.backend().sampling_scope():
             k_init, k_run = random.split(key, 2)
             setup = self.kernel.setup(k_init, args, kwargs, init_params, self.num_chains)
-            # the batched log-density gradient, compiled on its own too: on torch the one
-            # function jit traces whole (the tree building around it stays eager)
-            vg = ops.jit(ops.vmap(ops.value_and_grad(setup.potential_fn)))
-            carry, num_warmup = self._start(setup.init_position, vg)
+            method = self.chain_method or default_chain_method(self.num_chains)
+            program, data = get_program(self.kernel, setup, args, kwargs,
+                                        num_chains=self.num_chains,
+                                        parallel=method == "parallel")
+            carry, num_warmup = self._start(setup.init_position, program, data)
             self._postprocess = setup.postprocess_fn
             self._model_call = (args, kwargs)
             self._schedule = (num_warmup, num_samples)
-            runner = ChainRunner(self.kernel, vg, num_warmup=num_warmup,
+            runner = ChainRunner(self.kernel, program, data, num_warmup=num_warmup,
                                  num_samples=num_samples, thinning=self.thinning,
                                  chunk_size=self.chunk_size, progress_bar=self.progress_bar)
             setup_seconds = time.perf_counter() - start
-            result = runner.run(self.chain_method, carry, k_run)
+            result = runner.run(method, carry, k_run)
             self.timings = {"setup": setup_seconds, **runner.timings}
             return result, k_run
 
@@ -242,7 +251,7 @@ class MCMC:
                 f"chain{'s' if chains > 1 else ''} on the MCMC object (mcmc.interrupted is "
                 f"True; get_samples(), summary(), to_arviz() use them).")
 
-    def _start(self, init_position, vg):
+    def _start(self, init_position, program, data):
         """The carry to start from, and the number of warmup iterations still to run."""
         start = self.post_warmup_state
         if start is not None:
@@ -252,7 +261,7 @@ class MCMC:
                     f"post_warmup_state has positions of shape {got}, this run needs "
                     f"{tuple(ops.shape(init_position))} (num_chains, D).")
             return (start.hmc_state, start.adapt_state), 0
-        carry = self.kernel.init(init_position, vg)
+        carry = program.init(init_position, data)
         pe = np.asarray(ops.to_numpy(carry[0].potential_energy))
         if not np.all(np.isfinite(pe)):
             raise ValueError(

@@ -58,6 +58,26 @@ class Compile:
         runs the slices in one batch on the single device (``vmap`` semantics)."""
         return self.vmap(fun, in_axes=in_axes, out_axes=out_axes)
 
+    def chain_shards(self, num_chains: int) -> int:
+        """How many devices :meth:`shard_chains` spreads ``num_chains`` chains over: the
+        largest divisor of ``num_chains`` not above the number of devices (1 on a backend with
+        one device)."""
+        return 1
+
+    def shard_chains(self, fun, num_shards: int, in_axes, out_axes):
+        """``fun``, batched over chains, run with its chain axes split into ``num_shards``
+        equal blocks, one per device, each device running ``fun`` on its block in lock-step.
+
+        ``in_axes`` (one entry per argument) and ``out_axes`` (a prefix of the output tree)
+        give the chain axis of each argument/output, or ``None`` for an argument every device
+        gets whole. With ``num_shards > 1`` the result is compiled (``jit`` it only when
+        ``num_shards == 1``). The default serves one device: ``fun`` itself.
+        """
+        if num_shards != 1:
+            raise ValueError(f"shard_chains: the {self.name} backend runs on one device, got "
+                             f"num_shards={num_shards}; use num_shards=chain_shards(C).")
+        return fun
+
     def sampling_scope(self):
         """A context manager that samplers hold while they run: backend settings that suit
         many calls of small array functions (default: none). Not an op (``NOT_OPS``)."""

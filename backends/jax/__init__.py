@@ -17,7 +17,7 @@ import numpy as np
 
 from ppl.backends.common import Backend
 from ppl.backends.jax.autodiff import JaxAutodiff
-from ppl.backends.jax.compile import JaxCompile
+from ppl.backends.jax.compile import JaxCompile, use_cpu_cores
 from ppl.backends.jax.control_flow import JaxControlFlow
 from ppl.backends.jax.core import JaxCore, enable_x64, to_device
 from ppl.backends.jax.linalg import JaxLinalg
@@ -75,3 +75,4 @@ class JaxBackend(JaxCore, JaxSpecial, JaxLinalg, JaxNN, JaxRandom, JaxAutodiff, 
         self._float_dtype = np.dtype(dtype)
         if dtype == "float64":
             enable_x64()
+        use_cpu_cores()

@@ -1,13 +1,53 @@
-"""jax backend: ``jax.jit`` and ``jax.pmap``; everything compiles, control flow included, and
-``vmap`` over keys draws once per key."""
+"""jax backend: ``jax.jit``, ``jax.pmap`` and chains sharded over devices with ``jax.shard_map``;
+everything compiles, control flow included, and ``vmap`` over keys draws once per key.
+
+Host devices. XLA gives a CPU one device unless told otherwise before JAX starts; a backend
+constructed before that (:func:`use_cpu_cores`) asks for one device per core
+(``jax_num_cpu_devices``), so chains spread over the cores. ``PPL_JAX_CPU_DEVICES=n`` sets
+another number; a count the user chose (``XLA_FLAGS=--xla_force_host_platform_device_count``,
+``jax.config.update("jax_num_cpu_devices", n)``) is kept. Once JAX has started, the count is
+fixed: then run ``jax.config.update("jax_num_cpu_devices", n)`` first thing in the program.
+"""
 
 from __future__ import annotations
 
+import os
+
 import jax
+import numpy as np
+from jax.sharding import Mesh, NamedSharding, PartitionSpec
 
 from ppl.backends.jax.core import _axis
 
-__all__ = ["JaxCompile"]
+__all__ = ["JaxCompile", "use_cpu_cores"]
+
+_AXIS = "chains"
+
+
+def _jax_started() -> bool:
+    from jax._src import xla_bridge  # JAX has no public "backends initialised?" query
+    return bool(xla_bridge.backends_are_initialized())
+
+
+def use_cpu_cores() -> None:
+    """Ask XLA for one CPU device per core, if JAX has not started and the user has not chosen
+    a count (see the module docstring)."""
+    if _jax_started() or "xla_force_host_platform_device_count" in os.environ.get(
+            "XLA_FLAGS", "") or jax.config.jax_num_cpu_devices != -1:
+        return
+    wanted = os.environ.get("PPL_JAX_CPU_DEVICES")
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
+    jax.config.update("jax_num_cpu_devices", int(wanted) if wanted else max(1, cores or 1))
+
+
+def _spec(axis):
+    return PartitionSpec() if axis is None else PartitionSpec(*([None] * axis), _AXIS)
+
+
+def _specs(axes, mesh=None):
+    def one(axis):
+        return _spec(axis) if mesh is None else NamedSharding(mesh, _spec(axis))
+    return jax.tree_util.tree_map(one, axes, is_leaf=lambda a: a is None)
 
 
 class JaxCompile:
@@ -27,3 +67,31 @@ class JaxCompile:
 
     def pmap(self, fun, in_axes=0, out_axes=0):
         return jax.pmap(fun, in_axes=_axis(in_axes), out_axes=_axis(out_axes))
+
+    def chain_shards(self, num_chains):
+        n = min(self.device_count(), int(num_chains))
+        return max(d for d in range(1, n + 1) if num_chains % d == 0)
+
+    def shard_chains(self, fun, num_shards, in_axes, out_axes):
+        """One SPMD program over a 1-D mesh of the first ``num_shards`` local devices
+        (``jax.shard_map``), compiled with its input and output shardings fixed, so the first
+        call (inputs on one device) and the later ones (inputs already sharded) share one
+        compilation: each device runs ``fun`` on its block of chains."""
+        if num_shards == 1:
+            return fun
+        if num_shards > self.device_count():
+            raise ValueError(f"shard_chains: num_shards={num_shards} but JAX has "
+                             f"{self.device_count()} device(s) here; use chain_shards(C).")
+        mesh = Mesh(np.array(jax.local_devices()[:num_shards]), (_AXIS,))
+        mapped = jax.shard_map(fun, mesh=mesh, in_specs=_specs(tuple(in_axes)),
+                               out_specs=_specs(out_axes), check_vma=False)
+        in_shardings = _specs(tuple(in_axes), mesh)
+        compiled = jax.jit(mapped, in_shardings=in_shardings,
+                           out_shardings=_specs(out_axes, mesh))
+
+        def on_devices(*args):
+            # inputs on one device would select another executable: place them first (a
+            # no-op for the carry a previous call returned)
+            return compiled(*jax.device_put(args, in_shardings))
+
+        return on_devices

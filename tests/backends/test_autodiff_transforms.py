@@ -13,7 +13,8 @@ from conftest import assert_close, fd_grad
 
 from ppl import ops
 
-COVERS = {"grad", "value_and_grad", "vmap", "jit", "stop_gradient", "pmap", "device_count"}
+COVERS = {"grad", "value_and_grad", "vmap", "jit", "stop_gradient", "pmap", "device_count",
+          "chain_shards", "shard_chains"}
 
 RNG = np.random.default_rng(42)
 X = RNG.normal(size=(3, 4))
@@ -43,6 +44,27 @@ def test_pmap_maps_leading_axis(backend, dtype):
         ops.asarray(xs), ops.asarray(Y))
     assert_close(out_v, _r(xs, dtype) * _r(Y, dtype), check_dtype=True)
     assert_close(out_s, _r(xs, dtype).sum(axis=(1, 2)))
+
+
+@pytest.mark.parametrize("num_chains", [1, 4, 6])
+def test_shard_chains_agrees_with_numpy(backend, dtype, num_chains):
+    """``shard_chains`` splits the chain axes over ``chain_shards(C)`` devices (a divisor of C,
+    at most the device count; JAX under pytest has one CPU device per core) and gives what the
+    batched function gives on the whole batch; chains on axis 1 of an output come back there."""
+    n = ops.chain_shards(num_chains)
+    assert 1 <= n <= ops.device_count() and num_chains % n == 0
+    xs = RNG.normal(size=(num_chains, 3))
+
+    def fun(x, y):
+        return x * ops.sum(y), ops.stack([x, 2 * x])          # (C, 3), (2, C, 3)
+
+    a, b = ops.jit(ops.shard_chains(fun, n, in_axes=(0, None), out_axes=(0, 1)))(
+        ops.asarray(xs), ops.asarray(Y))
+    assert_close(a, _r(xs, dtype) * _r(Y, dtype).sum())
+    assert_close(b, np.stack([_r(xs, dtype), 2 * _r(xs, dtype)]))
+    if n == 1:
+        with pytest.raises(ValueError, match="chain_shards"):
+            ops.shard_chains(fun, ops.device_count() + 1, in_axes=(0, None), out_axes=(0, 1))
 
 
 # ------------------------------------------------------------------------------ grad

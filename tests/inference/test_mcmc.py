@@ -125,14 +125,16 @@ from ppl.inference import MCMC, NUTS
 ppl.set_backend("jax", dtype="float64")
 assert ops.device_count() == 2, ops.device_count()
 out = {}
-for method in ("sequential", "parallel"):
-    mcmc = MCMC(NUTS(potential_fn=lambda z: 0.5 * ops.sum(z * z)), num_warmup=30,
-                num_samples=20, num_chains=2, chain_method=method, progress_bar=False)
+kernel = NUTS(potential_fn=lambda z: 0.5 * ops.sum(z * z))
+for method in ("sequential", "parallel", None):
+    mcmc = MCMC(kernel, num_warmup=30, num_samples=20, num_chains=2, chain_method=method,
+                progress_bar=False)
     mcmc.run(1, init_params=ops.asarray(np.array([[0.5, -0.5], [1.0, 0.2]])))
     out[method] = np.asarray(mcmc.get_samples(group_by_chain=True))
-    if method == "parallel":
+    if method != "sequential":          # None: the default spreads chains over devices
         assert len(mcmc.last_state.position.devices()) == 2   # chains stayed on two devices
 np.testing.assert_allclose(out["sequential"], out["parallel"], rtol=1e-12)
+np.testing.assert_array_equal(out["parallel"], out[None])
 print("ok", out["parallel"].shape)
 """
 
@@ -140,8 +142,9 @@ print("ok", out["parallel"].shape)
 @pytest.mark.backends("jax")
 @pytest.mark.dtypes("float64")
 def test_parallel_uses_one_device_per_chain(backend):
-    """With two (forced host) JAX devices, ``"parallel"`` runs ``ops.pmap`` over devices and
-    draws what ``"sequential"`` draws."""
+    """With two (forced host) JAX devices, ``"parallel"`` (and the default) shards the chains
+    over the devices (``ops.shard_chains``) and, one chain per device, draws what
+    ``"sequential"`` draws."""
     import os
     import subprocess
     import sys

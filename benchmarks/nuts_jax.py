@@ -1,0 +1,205 @@
+"""NUTS on JAX: ppl against NumPyro (parallel and vectorized), BlackJAX and nutpie, in one
+process on the same data.
+
+Every runner (:mod:`benchmarks.runners`; more with ``--modules benchmarks.torch_numpy``) samples
+each problem (:mod:`benchmarks.problems`) once per seed, runners interleaved within a seed so
+the machine's load hits them alike. Per runner and problem it prints the medians over seeds of:
+wall time (setup, compilation, warmup and sampling, as a user sees it), compile time (JAX's
+trace + lowering + XLA compile events; first seed / later seeds), ESS/s (smallest bulk ESS over
+the unconstrained coordinates / wall), ESS per 1000 gradient evaluations, time per gradient
+(wall / gradients of all chains), and ESS/s relative to the best non-ppl runner, over all seeds
+and for the first (cold) run alone. Runners reuse what a user would reuse between runs in one
+process (ppl and BlackJAX their compiled programs; NumPyro compiles every run). The load
+(``os.getloadavg``) is printed beside the figures.
+
+JAX gets ``--devices`` host devices (default 4, for NumPyro's ``parallel``), set before JAX
+starts; ppl's default then spreads its chains over them.
+
+Usage::
+
+    python -m benchmarks.nuts_jax --quick     # 2 problems, 3 seeds, 500+500: ~5 min on 2 idle cores
+    python -m benchmarks.nuts_jax --full      # 2 + 4 posteriordb, 3 seeds, 1000+1000: ~30 min
+    python -m benchmarks.nuts_jax --problems eight_schools --runners ppl,numpyro-parallel
+    python -m benchmarks.nuts_jax --scale     # logistic D=100, N=1e3/1e4/1e5: us/grad, memory
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import json
+import os
+import statistics
+import sys
+import time
+
+import numpy as np
+
+QUICK_PROBLEMS = "logistic_regression,eight_schools"
+FULL_PROBLEMS = ("logistic_regression,eight_schools,kidiq_kidscore_momiq,"
+                 "mesquite_logmesquite_logvolume,ark,garch11,earnings_logearn_interaction_z")
+DEFAULT_RUNNERS = "ppl,ppl-vectorized,numpyro-parallel,numpyro-vectorized,blackjax,nutpie"
+
+
+def _set_devices(n):
+    import jax
+    jax.config.update("jax_num_cpu_devices", n)
+
+
+class CompileClock:
+    """Seconds JAX spends tracing, lowering and compiling (``jax.monitoring`` events)."""
+
+    EVENTS = ("/jax/core/compile/jaxpr_trace_duration",
+              "/jax/core/compile/jaxpr_to_mlir_module_duration",
+              "/jax/core/compile/backend_compile_duration")
+
+    def __init__(self):
+        import jax
+        self.total = 0.0
+        jax.monitoring.register_event_duration_secs_listener(self._listen)
+
+    def _listen(self, event, duration, **_):
+        if event in self.EVENTS:
+            self.total += duration
+
+
+def min_ess(draws) -> float:
+    from ppl.diagnostics import effective_sample_size
+    if isinstance(draws, dict):
+        return float(min(np.min(effective_sample_size(np.asarray(v, float)))
+                         for v in draws.values()))
+    return float(np.min(effective_sample_size(np.asarray(draws, float))))
+
+
+def load():
+    return "load {:.1f} {:.1f} {:.1f}".format(*os.getloadavg())
+
+
+def run(problems, runners, seeds, cfg_kw, out):
+    import jax
+
+    from benchmarks.runners import RUNNERS, Config
+    jax.jit(lambda v: v + 1)(1.0)          # XLA's one-off start-up, outside every runner
+    clock = CompileClock()
+    rows = []
+    for problem in problems:
+        cfgs = {r: Config(**cfg_kw) for r in runners}
+        for seed in seeds:
+            for r in runners:
+                before = clock.total
+                try:
+                    res = RUNNERS[r](problem, seed, cfgs[r])
+                except ImportError as err:
+                    print(f"  {r}: skipped ({err})", file=out)
+                    continue
+                ess = min_ess(res.draws)
+                row = dict(problem=problem.name, runner=r, seed=seed, wall=res.wall,
+                           compile=clock.total - before, ess=ess, ess_s=ess / res.wall,
+                           ess_kgrad=1000 * ess / max(res.grads, 1),
+                           us_grad=1e6 * res.wall / max(res.grads, 1), div=res.divergences,
+                           load=os.getloadavg()[0])
+                rows.append(row)
+                print(f"  {problem.name:>22} {r:>18} seed {seed}: wall {res.wall:6.2f}s "
+                      f"compile {row['compile']:5.2f}s ESS/s {row['ess_s']:7.1f} "
+                      f"ESS/kgrad {row['ess_kgrad']:5.1f} div {res.divergences} ({load()})",
+                      file=out, flush=True)
+    return rows
+
+
+def table(rows) -> str:
+    med = statistics.median
+    lines = [f"{'problem':>22} {'runner':>18} {'wall s':>7} {'compile s':>11} {'ESS/s':>8} "
+             f"{'ESS/kgrad':>9} {'us/grad':>8} {'vs best peer':>12} {'first run':>9} {'div':>4} "
+             f"{'load':>5}"]
+    problems = list(dict.fromkeys(r["problem"] for r in rows))
+    for p in problems:
+        by = {}
+        for r in rows:
+            if r["problem"] == p:
+                by.setdefault(r["runner"], []).append(r)
+        ess_s = {k: med([r["ess_s"] for r in v]) for k, v in by.items()}
+        peers = [v for k, v in ess_s.items() if not k.startswith("ppl")]
+        best = max(peers) if peers else float("nan")
+        first = {k: v[0]["ess_s"] for k, v in by.items()}      # the cold run, compile included
+        best_first = max((v for k, v in first.items() if not k.startswith("ppl")),
+                         default=float("nan"))
+        for k, v in by.items():
+            comp = f"{v[0]['compile']:.1f}/{med([r['compile'] for r in v[1:]] or [0]):.1f}"
+            lines.append(
+                f"{p:>22} {k:>18} {med([r['wall'] for r in v]):7.2f} {comp:>11} "
+                f"{ess_s[k]:8.1f} {med([r['ess_kgrad'] for r in v]):9.1f} "
+                f"{med([r['us_grad'] for r in v]):8.1f} {ess_s[k] / best:12.2f} "
+                f"{first[k] / best_first:9.2f} "
+                f"{sum(r['div'] for r in v):4d} {med([r['load'] for r in v]):5.1f}")
+    return "\n".join(lines)
+
+
+def scale(out, chains=4, warmup=300, samples=300):
+    """Time per gradient and peak memory (RSS high-water mark of this process, which grows
+    monotonically: each row runs in a fresh process via ``--scale-one``)."""
+    import subprocess
+    for n in (1_000, 10_000, 100_000):
+        cmd = [sys.executable, "-m", "benchmarks.nuts_jax", "--scale-one", str(n),
+               "--chains", str(chains), "--warmup", str(warmup), "--samples", str(samples)]
+        print(subprocess.run(cmd, capture_output=True, text=True).stdout.strip(), file=out,
+              flush=True)
+
+
+def scale_one(n, cfg_kw):
+    import resource
+
+    from benchmarks.problems import get_problems
+    from benchmarks.runners import RUNNERS, Config
+    problem = get_problems([f"logistic_N{n}_D100"])[0]
+    cfg = Config(**cfg_kw)
+    res = RUNNERS["ppl"](problem, 0, cfg)
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    data_mb = problem.args[0].nbytes / 2 / 2**20 + problem.kwargs["y"].nbytes / 2 / 2**20
+    draws_mb = cfg.chains * cfg.samples * 101 * 4 / 2**20
+    print(f"N={n:>7} D=100: {1e6 * res.wall / res.grads:8.1f} us/grad (wall {res.wall:.1f}s, "
+          f"{res.grads:.0f} grads), peak RSS {peak:7.0f} MB, float32 data {data_mb:.1f} MB + "
+          f"draws {draws_mb:.1f} MB ({load()})")
+
+
+def main(argv=None):
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
+    p.add_argument("--quick", action="store_true")
+    p.add_argument("--full", action="store_true")
+    p.add_argument("--problems")
+    p.add_argument("--runners", default=DEFAULT_RUNNERS)
+    p.add_argument("--modules", default="", help="extra runner modules, comma separated")
+    p.add_argument("--seeds", type=int, default=3)
+    p.add_argument("--chains", type=int, default=4)
+    p.add_argument("--warmup", type=int)
+    p.add_argument("--samples", type=int)
+    p.add_argument("--devices", type=int, default=4, help="JAX host devices")
+    p.add_argument("--scale", action="store_true")
+    p.add_argument("--scale-one", type=int, help=argparse.SUPPRESS)
+    p.add_argument("--json")
+    a = p.parse_args(argv)
+    _set_devices(a.devices)
+    n = 500 if a.quick else 1000
+    cfg_kw = dict(chains=a.chains, warmup=a.warmup or n, samples=a.samples or n)
+    if a.scale_one:
+        return scale_one(a.scale_one, cfg_kw)
+    if a.scale:
+        return scale(sys.stdout)
+    for m in filter(None, a.modules.split(",")):
+        importlib.import_module(m)
+    from benchmarks.problems import get_problems
+    problems = get_problems((a.problems or (FULL_PROBLEMS if a.full else QUICK_PROBLEMS))
+                            .split(","))
+    runners = a.runners.split(",")
+    print(f"{len(problems)} problems x {len(runners)} runners x {a.seeds} seeds, {cfg_kw}, "
+          f"{a.devices} JAX host devices, {os.cpu_count()} cores, {load()}", flush=True)
+    t0 = time.perf_counter()
+    rows = run(problems, runners, list(range(a.seeds)), cfg_kw, sys.stdout)
+    print(f"\n{table(rows)}\n\n({time.perf_counter() - t0:.0f} s, {load()})")
+    if a.json:
+        with open(a.json, "w") as f:
+            json.dump(rows, f, indent=1)
+    return rows
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,122 @@
+"""The compiled programs of an MCMC run, built once and reused by later runs.
+
+A :class:`Program` holds what the driver calls: ``init(position, data) -> carry`` and the chunk
+``chunk(carry, xs, key, data) -> (carry, Draw of (K, C, ...))`` (``ops.scan`` over ``K``
+iterations, :mod:`ppl.inference.chains`). Where the backend compiles control flow (JAX) the
+model's data are *arguments* of these programs, not constants captured in them: the array
+leaves of the model's ``(args, kwargs)`` are passed in, everything else (Python numbers,
+strings, the tree structure) is part of the cache key. Programs are cached per kernel object,
+keyed by the backend, the kernel's settings, the parameter layout and the static part of the
+data, so a second ``run`` with a new seed or new data of the same shapes compiles nothing (JAX's
+own cache then matches the shapes and dtypes of the arguments).
+
+On backends whose loops run in Python (numpy, torch) a program is built per run around the
+data, as the potential's own compiled graph is what pays off there.
+
+With ``num_shards > 1`` the chunk runs with its chains split over devices
+(``ops.shard_chains``): each device advances its block of chains in lock-step, drawing with its
+own key (``keys[s]``), so ``num_shards`` single-chain blocks draw what ``"sequential"`` draws.
+"""
+
+from __future__ import annotations
+
+import weakref
+from collections.abc import Callable
+from typing import NamedTuple
+
+from ppl import ops, random
+from ppl.backends import tree
+from ppl.inference.kernels import WarmupFlags
+
+__all__ = ["Program", "split_data", "get_program"]
+
+_CACHE: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+
+
+class Program(NamedTuple):
+    """Compiled pieces of a run (see the module docstring)."""
+
+    init: Callable       # (position (C, D), data) -> carry
+    chunk: Callable      # (carry, xs, key or (S, ...) keys, data) -> (carry, Draw)
+    num_shards: int      # devices the chunk spreads chains over
+
+
+def _hashable(v) -> bool:
+    try:
+        hash(v)
+    except TypeError:
+        return False
+    return True
+
+
+def split_data(args, kwargs):
+    """``(data, rebuild, static)``: the array leaves of ``(args, kwargs)``, a function putting
+    (traced) leaves back into the structure, and a hashable key of everything else."""
+    leaves, treedef = tree.flatten((tuple(args), dict(kwargs)))
+    dynamic = [ops.is_array(v) for v in leaves]
+    data = tuple(v for v, d in zip(leaves, dynamic) if d)
+    static = tuple(None if d else (v if _hashable(v) else ("id", id(v)))
+                   for v, d in zip(leaves, dynamic))
+
+    def rebuild(values):
+        it = iter(values)
+        return tree.unflatten(treedef, [next(it) if d else v for v, d in zip(leaves, dynamic)])
+
+    return data, rebuild, (treedef, static)
+
+
+def _settings(kernel) -> tuple:
+    return tuple((k, v if _hashable(v) else ("id", id(v)))
+                 for k, v in sorted(vars(kernel).items()) if not k.startswith("_"))
+
+
+def _build_chunk(iteration_of: Callable, empty_draw: Callable, num_shards: int):
+    def chunk(carry, xs, key, data):
+        iteration = iteration_of(data)
+        if num_shards > 1:
+            key = key[0]                  # this device's key
+
+        def step(carry, x):
+            i, active, *flags = x
+            return ops.cond(active,
+                            lambda c: iteration(random.fold_in(key, i), c, WarmupFlags(*flags)),
+                            lambda c: (c, empty_draw(c)), carry)
+
+        return ops.scan(step, carry, xs)
+
+    if num_shards > 1:          # compiled with its shardings fixed (one compile)
+        return ops.shard_chains(chunk, num_shards, in_axes=(0, None, 0, None),
+                                out_axes=(0, 1))
+    return ops.jit(chunk)
+
+
+def get_program(kernel, setup, args, kwargs, *, num_chains: int, parallel: bool):
+    """``(program, data)`` for a run of ``kernel`` on the model called with ``args, kwargs``
+    (``setup``: the kernel's :class:`~ppl.inference.kernels.KernelSetup`). With ``parallel``
+    the chains are spread over ``ops.chain_shards(num_chains)`` devices."""
+    backend = ops.backend()
+    shards = ops.chain_shards(num_chains) if parallel else 1
+    if not backend.compiles_control_flow:
+        vg = ops.jit(ops.vmap(ops.value_and_grad(setup.potential_fn)))
+        iteration = kernel.build_iteration(vg)
+        return Program(lambda z, _: kernel.init(z, vg),
+                       _build_chunk(lambda _: iteration, kernel.empty_draw, shards), shards), ()
+    data, rebuild, static = split_data(args, kwargs)
+    layout = setup.layout
+    key = (backend.name, backend.dtype, str(backend.device), shards, static, _settings(kernel),
+           None if layout is None else (tuple(layout.names), tuple(map(tuple, layout.shapes))))
+    programs = _CACHE.setdefault(kernel, {})
+    if key not in programs:
+        potential_of = setup.potential_of_args
+        # one compiled gradient, shared by every place the sampler calls it (traced once)
+        vg_data = ops.jit(ops.vmap(ops.value_and_grad(
+            lambda z, values: potential_of(*rebuild(values))(z)), in_axes=(0, None)))
+
+        def vg_of(values):
+            return lambda z: vg_data(z, values)
+
+        programs[key] = Program(
+            ops.jit(lambda z, values: kernel.init(z, vg_of(values))),
+            _build_chunk(lambda values: kernel.build_iteration(vg_of(values)),
+                         kernel.empty_draw, shards), shards)
+    return programs[key], data
