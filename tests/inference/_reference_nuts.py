@@ -58,20 +58,22 @@ def _keeps_going(ps_left, ps_right, rho):
     return float(ps_left @ rho) > 0 and float(ps_right @ rho) > 0
 
 
-def _segments_keep_going(left, right, minv, decided=None, where=""):
+def _segments_keep_going(left, right, minv, decided=None, where="", forward=True):
     """The criterion on ``left + right`` (two lists of points in trajectory order) and Stan's
-    checks across the junction. When only an extra check stops the trajectory, ``decided``
-    (a ``collections.Counter``) counts it as ``where + "-start"`` (the check from the start of
-    ``left`` to the start of ``right``) or ``where + "-end"``."""
+    checks across the junction. When exactly one extra check stops the trajectory (so dropping it
+    would change the result), ``decided`` (a ``collections.Counter``) counts it as
+    ``where + "-first"`` or ``where + "-last"``: the check between the two parts' points built
+    first, or built last (``forward``: the direction the right part was built in)."""
     ps = lambda pt: _sharp(minv, pt.p)
     rho_left = sum(pt.p for pt in left)
     rho_right = sum(pt.p for pt in right)
     whole = _keeps_going(ps(left[0]), ps(right[-1]), rho_left + rho_right)
     start = _keeps_going(ps(left[0]), ps(right[0]), rho_left + right[0].p)
     end = _keeps_going(ps(left[-1]), ps(right[-1]), rho_right + left[-1].p)
-    if decided is not None and whole:
-        decided[where + "-start"] += not start
-        decided[where + "-end"] += not end
+    if decided is not None and whole and start != end:
+        # name the deciding check in build order: across the first points built or the last
+        first = (not start) == forward
+        decided[where + ("-first" if first else "-last")] += 1
     return whole and start and end
 
 
@@ -79,7 +81,8 @@ def _balanced_turns(segment, forward, minv, decided=None):
     """Whether a balanced segment (points in build order) turns."""
     ordered = segment if forward else segment[::-1]
     half = len(ordered) // 2
-    return not _segments_keep_going(ordered[:half], ordered[half:], minv, decided, "subtree")
+    return not _segments_keep_going(ordered[:half], ordered[half:], minv, decided, "subtree",
+                                    forward)
 
 
 def transition(x0, p0, forward, u, potential_and_grad, step_size, minv, *, max_tree_depth,
@@ -132,7 +135,7 @@ def transition(x0, p0, forward, u, potential_and_grad, step_size, minv, *, max_t
         left, right = (trajectory, ordered) if forward else (ordered, trajectory)
         trajectory = left + right
         depth += 1
-        if not _segments_keep_going(left, right, minv, decided, "merge"):
+        if not _segments_keep_going(left, right, minv, decided, "merge", forward):
             break
         forward = u[last, 2] < 0.5
     return Result(candidate.x, candidate.u, candidate.g, candidate_energy,
