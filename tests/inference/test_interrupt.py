@@ -19,12 +19,19 @@ CASES = [(m, p) for m in ("vectorized", "sequential", "parallel") for p in ("war
 PROGRESS = re.compile(r"(\S+ \[)?[^\n]*? (\d+)/(\d+) \(")
 
 
+def _default_sigint():
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 class _Child:
     """A child process whose stderr lines arrive on a queue (read by a thread)."""
 
     def __init__(self, args, env=None):
+        # a shell starts background jobs with SIGINT ignored, and the child would inherit that
+        # (Python then installs no KeyboardInterrupt handler): restore the default in the child
         self.proc = subprocess.Popen([sys.executable, *args], stderr=subprocess.PIPE,
-                                     stdout=subprocess.PIPE, text=True, env=env)
+                                     stdout=subprocess.PIPE, text=True, env=env,
+                                     preexec_fn=_default_sigint)
         self.lines, self.seen = queue.Queue(), []
         threading.Thread(target=self._read, daemon=True).start()
 
