@@ -149,13 +149,11 @@ def run_numpyro(model_name, *, chains, warmup, samples, method="vectorized"):
 
 
 # ------------------------------------------------------------------------------ Pyro
-def run_pyro(model_name, *, chains, warmup, samples, jit_compile=True):
+def pyro_problem(model_name):
+    """Pyro's version of a benchmark model and its arguments (float32 tensors)."""
     import pyro
     import pyro.distributions as pd
     import torch
-    from pyro.infer import MCMC, NUTS
-
-    torch.set_default_dtype(torch.float32)
 
     def logistic(x, y=None):
         alpha = pyro.sample("alpha", pd.Normal(0.0, 1.0))
@@ -180,6 +178,17 @@ def run_pyro(model_name, *, chains, warmup, samples, jit_compile=True):
         y, sigma = eight_schools_data()
         model, args = eight_schools, (torch.tensor(sigma, dtype=torch.float32),
                                       torch.tensor(y, dtype=torch.float32))
+    return model, args
+
+
+def run_pyro(model_name, *, chains, warmup, samples, jit_compile=True):
+    import pyro
+    import torch
+    from pyro.infer import MCMC, NUTS
+
+    torch.set_default_dtype(torch.float32)
+
+    model, args = pyro_problem(model_name)
     # one process, chains one after another (Pyro's multi-chain mode forks processes)
     draws, steps = [], []
     t0 = time.perf_counter()

@@ -40,7 +40,13 @@ from typing import NamedTuple
 
 import numpy as np
 
-from benchmarks.bench_nuts import eight_schools_data, logistic_data, min_ess, ppl_models
+from benchmarks.bench_nuts import (
+    eight_schools_data,
+    logistic_data,
+    min_ess,
+    ppl_models,
+    pyro_problem,
+)
 
 MODELS = ("logistic_regression", "eight_schools")
 
@@ -94,36 +100,13 @@ def _compile_clock(backend):
 def run_pyro(model_name, *, chains, warmup, samples) -> Run:
     """Pyro's NUTS, ``jit_compile=True``, chains one after another in this process."""
     import pyro
-    import pyro.distributions as pd
     import pyro.ops.integrator as integrator
     import torch
     from pyro.infer import MCMC, NUTS
 
     torch.set_default_dtype(torch.float32)
 
-    def logistic(x, y=None):
-        alpha = pyro.sample("alpha", pd.Normal(0.0, 1.0))
-        with pyro.plate("D", x.shape[1]):
-            beta = pyro.sample("beta", pd.Normal(0.0, 1.0))
-        with pyro.plate("N", x.shape[0]):
-            pyro.sample("y", pd.Bernoulli(logits=alpha + x @ beta), obs=y)
-
-    def eight_schools(sigma, y=None):
-        mu = pyro.sample("mu", pd.Normal(0.0, 5.0))
-        tau = pyro.sample("tau", pd.HalfCauchy(5.0))
-        with pyro.plate("J", sigma.shape[0]):
-            theta_tilde = pyro.sample("theta_tilde", pd.Normal(0.0, 1.0))
-            theta = pyro.deterministic("theta", mu + tau * theta_tilde)
-            pyro.sample("obs", pd.Normal(theta, sigma), obs=y)
-
-    if model_name == "logistic_regression":
-        x, y = logistic_data()
-        model, args = logistic, (torch.tensor(x, dtype=torch.float32),
-                                 torch.tensor(y, dtype=torch.float32))
-    else:
-        y, sigma = eight_schools_data()
-        model, args = eight_schools, (torch.tensor(sigma, dtype=torch.float32),
-                                      torch.tensor(y, dtype=torch.float32))
+    model, args = pyro_problem(model_name)
     # count gradients: velocity_verlet looks potential_grad up in its module at each step
     count = [0]
     original = integrator.potential_grad
