@@ -33,7 +33,6 @@ from ppl import ops, random
 from ppl.inference import adaptation, hmc, nuts
 from ppl.inference.initialization import init_to_uniform
 from ppl.inference.model_setup import initialize_model
-from ppl.inference.util import potential_energy
 
 __all__ = ["NUTS", "HMC", "KernelSetup", "WarmupFlags", "Draw"]
 
@@ -134,12 +133,8 @@ class _HMCFamily:
         z = info.init_position
         if init_params is not None:
             z = _flat_init(init_params, num_chains, info.layout)
-        model, layout = self.model, info.layout
-
-        def potential_of_args(args, kwargs):
-            return lambda q: potential_energy(model, args, kwargs, layout.unravel(q))
-
-        return KernelSetup(z, info.potential_fn, info.postprocess_fn, layout, potential_of_args)
+        return KernelSetup(z, info.potential_fn, info.postprocess_fn, info.layout,
+                           info.potential_of_args)
 
     def build_kernel(self) -> Callable:
         """``kernel(rng_key, state, potential_and_grad_fn, step_size, inverse_mass_matrix)``."""

@@ -36,6 +36,10 @@ class ModelInfo(NamedTuple):
     potential_fn: Callable
     postprocess_fn: Callable
     layout: ParamLayout
+    #: ``(model_args, model_kwargs) -> potential_fn`` for other data of the same structure
+    #: (enumerated sites summed out as in ``potential_fn``); compiled programs take the data
+    #: as arguments through it
+    potential_of_args: Callable
 
 
 def _latent_sites(model_trace):
@@ -153,7 +157,8 @@ def initialize_model(rng_key, model, model_args=(), model_kwargs=None, *,
     ModelInfo
         ``init_position``, ``potential_fn`` (``z -> -(log joint + log|det J|)``),
         ``postprocess_fn`` (``z -> {site: constrained value}`` for latent and deterministic
-        sites) and ``layout`` (:class:`ParamLayout`).
+        sites), ``layout`` (:class:`ParamLayout`) and ``potential_of_args`` (the potential for
+        other model arguments of the same structure).
 
     Raises
     ------
@@ -209,8 +214,10 @@ def initialize_model(rng_key, model, model_args=(), model_kwargs=None, *,
     if any(is_enumerated(site) for site in proto.values()):
         density_model = enum(model, first_available_dim=first_enumerated_dim(proto))
 
-    def potential_fn(z):
-        return potential_energy(density_model, model_args, model_kwargs, layout.unravel(z))
+    def potential_of_args(args, kwargs):
+        return lambda z: potential_energy(density_model, args, kwargs, layout.unravel(z))
+
+    potential_fn = potential_of_args(model_args, model_kwargs)
 
     def postprocess_fn(z):
         return constrain_fn(model, model_args, model_kwargs, layout.unravel(z))
@@ -224,4 +231,4 @@ def initialize_model(rng_key, model, model_args=(), model_kwargs=None, *,
         for c in range(1 if num_chains is None else int(num_chains))
     ]
     init_position = positions[0] if num_chains is None else ops.stack(positions, axis=0)
-    return ModelInfo(init_position, potential_fn, postprocess_fn, layout)
+    return ModelInfo(init_position, potential_fn, postprocess_fn, layout, potential_of_args)

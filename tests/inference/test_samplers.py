@@ -95,6 +95,8 @@ def test_dense_mass_matrix_learns_the_covariance(backend):
     inv_mass = ops.to_numpy(mcmc.last_state.inverse_mass_matrix)
     assert inv_mass.shape == (4, 2, 2)
     corr = inv_mass[:, 0, 1] / np.sqrt(inv_mass[:, 0, 0] * inv_mass[:, 1, 1])
-    assert np.all(np.abs(corr - 0.8) < 0.1), corr
+    # each chain's estimate from its last warmup window scatters by ~0.06 around 0.8 (sd over
+    # 60 seeds x 4 chains); a diagonal or mis-scaled estimate gives ~0
+    assert abs(corr.mean() - 0.8) < 0.09 and np.all(np.abs(corr - 0.8) < 0.25), corr
     ppl_steps = ops.to_numpy(mcmc.get_extra_fields()["num_steps"]).mean()
     assert ppl_steps < 8, ppl_steps      # a whitened 2-D Gaussian needs short trajectories
