@@ -151,8 +151,10 @@ def test_sampler(case, backend, dtype):
     again = case.draw(_key(case.id))
     np.testing.assert_array_equal(ops.to_numpy(again), ops.to_numpy(draws),
                                   err_msg=f"{case.id}: same key gave different numbers")
-    other = case.draw(_key(case.id, seed=1))
-    assert not np.array_equal(ops.to_numpy(other), ops.to_numpy(draws)), (
+    # a small draw (categorical-axis0: two labels of four) repeats under another key by chance
+    # (~9 %), so four other keys must not all repeat it
+    others = [ops.to_numpy(case.draw(_key(case.id, seed=s))) for s in range(1, 5)]
+    assert not all(np.array_equal(o, ops.to_numpy(draws)) for o in others), (
         f"{case.id}: different keys gave the same numbers")
     s = ops.to_numpy(draws).astype(np.float64)
     assert np.all(np.isfinite(s)), f"{case.id}: non-finite draws"
