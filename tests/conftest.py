@@ -240,3 +240,17 @@ def fd_grad(f, x, *, eps: float = 1e-6) -> np.ndarray:
 def _assert_close_fixture():
     """:func:`assert_close` as a fixture."""
     return assert_close
+
+
+@pytest.fixture(autouse=True, scope="module")
+def _release_compiled_programs():
+    """Free each module's compiled programs when it ends. Every XLA executable keeps ~3 memory
+    maps; thousands kept by one pytest process reached Linux's ``vm.max_map_count`` (65530), a
+    later JAX compilation failed, and the C++ exception it raised crashed the unwinder (the
+    default suite's segfault at 98 %)."""
+    yield
+    import gc
+    import sys
+    if "jax" in sys.modules:
+        sys.modules["jax"].clear_caches()
+    gc.collect()
