@@ -50,17 +50,18 @@ def _backends(report) -> str:
     for r in report.runs:
         if not r.ok:
             rows.append(f"<tr class='failed'><td class='l'>{_e(r.name)}</td><td class='l'>"
-                        f"FAILED</td><td class='l' colspan='8'>{_e(r.error)}</td></tr>")
+                        f"FAILED</td><td class='l' colspan='9'>{_e(r.error)}</td></tr>")
             continue
         t = r.timings
         cells = [_seconds(t["compile"]), _seconds(t["warmup"]), _seconds(t["sampling"]),
-                 _seconds(t["total"]), fmt(r.min_ess, integer=True), fmt(r.ess_per_second),
+                 _seconds(t["total"]), fmt(r.min_ess, integer=True), fmt(r.ess_per_second_total),
+                 fmt(r.ess_per_second),
                  fmt(r.max_r_hat), str(r.divergences)]
         rows.append(f"<tr><td class='l'>{_e(r.name)}</td><td class='l'>{_e(r.dtype)}</td>"
                     + "".join(f"<td>{c.strip()}</td>" for c in cells) + "</tr>")
     head = ("<tr><th class='l'>backend</th><th class='l'>dtype</th><th>compile</th>"
             "<th>warmup</th><th>sampling</th><th>total</th><th>min bulk ESS</th>"
-            "<th>ESS/s (sampling)</th><th>max R-hat</th><th>divergences</th></tr>")
+            "<th>ESS/s</th><th>ESS/s (sampling)</th><th>max R-hat</th><th>divergences</th></tr>")
     return f"<table>{head}{''.join(rows)}</table>"
 
 
@@ -123,7 +124,7 @@ def render(report) -> str:
         f"<p>{len(report.elements)} elements: {_e(counts or 'none')}.</p>",
         "<h2>Backends</h2>", _backends(report),
         "<p class='muted'>compile: model setup, tracing and compilation; ESS/s: smallest bulk "
-        "ESS per second of sampling.</p>",
+        "ESS per second of the whole run (and of sampling alone).</p>",
     ]
     if report.reference is not None:
         ref = report.reference

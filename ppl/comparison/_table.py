@@ -42,7 +42,8 @@ def _seconds(v: float) -> str:
 
 def _backend_table(report) -> list[str]:
     head = (f"{'backend':<12}{'status':<8}{'compile':>9}{'warmup':>9}{'sampling':>9}"
-            f"{'total':>9}{'min ESS':>9}{'ESS/s':>9}{'max R-hat':>10}{'divergences':>12}")
+            f"{'total':>9}{'min ESS':>9}{'ESS/s':>9}{'(sampl.)':>9}{'max R-hat':>10}"
+            f"{'divergences':>12}")
     lines = [head, "-" * len(head)]
     for r in report.runs:
         if not r.ok:
@@ -51,11 +52,12 @@ def _backend_table(report) -> list[str]:
         t = r.timings
         lines.append(f"{r.name:<12}{'ok':<8}{_seconds(t['compile'])}{_seconds(t['warmup'])}"
                      f"{_seconds(t['sampling'])}{_seconds(t['total'])}"
-                     f"{fmt(r.min_ess, 9, integer=True)}{fmt(r.ess_per_second, 9)}"
+                     f"{fmt(r.min_ess, 9, integer=True)}{fmt(r.ess_per_second_total, 9)}"
+                     f"{fmt(r.ess_per_second, 9)}"
                      f"{fmt(r.max_r_hat, 10)}"
                      f"{r.divergences:>12d}")
-    lines.append("ESS/s: smallest bulk ESS per second of sampling; compile includes model "
-                 "setup and tracing.")
+    lines.append("ESS/s: smallest bulk ESS per second of the whole run (sampl.: of sampling "
+                 "alone); compile includes model setup and tracing.")
     return lines
 
 

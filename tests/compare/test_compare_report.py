@@ -184,6 +184,11 @@ def test_backend_table_splits_wall_time_and_shows_ess_per_second():
     assert re.search(r"1\.0 s\s+2\.0 s\s+3\.0 s\s+6\.5 s", line)
     run = report.runs[0]
     assert run.ess_per_second == pytest.approx(run.min_ess / 3.0)
+    assert run.ess_per_second_total == pytest.approx(run.min_ess / 6.5)
+    # the terminal shows ESS/s of the whole run first, then of sampling alone
+    whole, sampling = (float(x) for x in line.split()[-4:-2])
+    assert whole == pytest.approx(run.min_ess / 6.5, rel=1e-2)
+    assert sampling == pytest.approx(run.min_ess / 3.0, rel=1e-2)
 
 
 def test_json_html_and_plots(tmp_path):
