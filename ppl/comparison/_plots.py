@@ -176,33 +176,37 @@ def forest(report, path: str) -> str:
 
 
 def ess_figure(report):
-    """Grouped bars: ESS/s of sampling and of the whole run, per backend (failed: a note)."""
+    """Grouped bars: ESS/s of the whole run and of sampling alone, per backend (failed: a note)."""
     plt = pyplot()
     colors = _colors(report)
     runs = report.runs
-    fig, ax = plt.subplots(figsize=(1.6 * len(runs) + 3.5, 3.4))
+    fig, ax = plt.subplots(figsize=(1.6 * len(runs) + 3.5, 3.6))
     x = np.arange(len(runs))
-    sampling = [r.ess_per_second if r.ok else np.nan for r in runs]
     total = [r.ess_per_second_total if r.ok else np.nan for r in runs]
-    ax.bar(x - 0.2, sampling, 0.4, color=[colors.get(r.name, "grey") for r in runs],
-           label="per second of sampling")
-    ax.bar(x + 0.2, total, 0.4, color=[colors.get(r.name, "grey") for r in runs], alpha=0.45,
-           hatch="//", label="per second of the whole run")
+    sampling = [r.ess_per_second if r.ok else np.nan for r in runs]
+    ax.bar(x - 0.2, total, 0.4, color=[colors.get(r.name, "grey") for r in runs],
+           label="per second of the whole run")
+    ax.bar(x + 0.2, sampling, 0.4, color=[colors.get(r.name, "grey") for r in runs],
+           alpha=0.45, hatch="//", label="per second of sampling alone")
     finite = [v for v in sampling + total if np.isfinite(v) and v > 0]
     if finite and max(finite) / min(finite) > 30:
         ax.set_yscale("log")
+    if finite:   # room above the tallest bar for its label and for the legend
+        top = max(finite)
+        ax.set_ylim(top=top * (8.0 if ax.get_yscale() == "log" else 1.35))
     for i, r in enumerate(runs):
         if not r.ok:
             ax.text(i, 0.5, "failed", ha="center", transform=ax.get_xaxis_transform(),
                     color=MARK["disagree"])
-        else:
-            ax.text(i - 0.2, sampling[i], f"{sampling[i]:.3g}", ha="center", va="bottom",
-                    fontsize=8)
+            continue
+        for dx, v in ((-0.2, total[i]), (0.2, sampling[i])):
+            ax.text(i + dx, v, f"{v:.0f}" if v >= 10 else f"{v:.2g}", ha="center",
+                    va="bottom", fontsize=8)
     ax.set_xticks(x)
     ax.set_xticklabels([r.name for r in runs])
     ax.set_ylabel("smallest bulk ESS / s")
     ax.set_title("Sampling efficiency", fontsize=10, loc="left")
-    ax.legend(fontsize=8, frameon=False)
+    ax.legend(fontsize=8, frameon=False, loc="upper right", ncol=2)
     fig.tight_layout()
     return fig
 
