@@ -68,32 +68,6 @@ def pytest_configure(config):
     config.addinivalue_line("markers", "dtypes(*dtypes): run only in these float dtypes")
 
 
-#: ``(backend, test function)`` pairs that go behind ``slow`` (``pytest -m slow``) to keep the
-#: default suite within CI's time: the longest TensorFlow cases (each compiles with XLA), covered
-#: by faster cases of the same kind. TensorFlow NUTS stays in the default suite.
-SLOW_ON = {
-    ("tensorflow", "test_potential_under_jit_and_vmap"),
-    ("tensorflow", "test_layout_and_jacobian"),
-    ("tensorflow", "test_prior_predictive_shapes_and_moments"),
-    # 75-150 s each under load ~12 on 2 cores, mostly XLA compilation of the NUTS chunk;
-    # test_gaussian_posterior_float32, test_samples_and_extra_fields, the exact NUTS tests and
-    # posteriordb's eight schools keep TensorFlow NUTS in the default suite
-    ("tensorflow", "test_gaussian_posterior"),
-    ("tensorflow", "test_same_seed_same_draws"),
-    ("tensorflow", "test_post_warmup_state_skips_warmup"),
-    ("tensorflow", "test_sequential_and_parallel_agree"),
-    ("tensorflow", "test_conjugate_posterior"),
-}
-
-
-def pytest_collection_modifyitems(config, items):
-    for item in items:
-        config_param = getattr(item, "callspec", None)
-        name = config_param.params.get("_ppl_config") if config_param else None
-        if name and (name[0], item.originalname) in SLOW_ON:
-            item.add_marker(pytest.mark.slow)
-
-
 def pytest_generate_tests(metafunc):
     if "_ppl_config" not in metafunc.fixturenames:
         return
