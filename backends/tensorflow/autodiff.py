@@ -1,6 +1,12 @@
 """tensorflow backend: ``grad`` and ``value_and_grad`` with ``tf.GradientTape``, ``vmap`` with
 ``tf.vectorized_map`` (``pfor``; ops without a vectorisation rule run in a ``while_loop``).
 
+A function that runs a loop of its own (``ops.scan``/``while_loop``, and their gradients) is
+mapped with ``tf.map_fn`` instead, one example after the other: ``pfor`` turns a loop into one
+whose trip count may differ per example, kept in ``TensorArray``s of unknown size (and of
+``TensorList`` variants for a gradient's accumulators), which XLA cannot compile; ``map_fn`` has a
+fixed trip count and compiles.
+
 Python and NumPy numbers at the differentiated positions become float tensors first (a tape
 watches tensors only); gradients that do not depend on an input are zeros, as in JAX.
 """
@@ -16,6 +22,20 @@ from ppl.backends import tree
 from ppl.backends.tensorflow.core import _Tensor
 
 __all__ = ["TensorflowAutodiff"]
+
+_LOOPS = frozenset({"While", "StatelessWhile"})
+
+
+def _loop_signature(fn, specs):
+    """``fn`` traced on one example (``specs``): ``None`` if it holds no while loop anywhere
+    (nested functions included: branches, loop bodies, gradients), else the ``TensorSpec``s of
+    its outputs (what ``tf.map_fn`` needs)."""
+    concrete = tf.function(fn, autograph=False).get_concrete_function(*specs)
+    graph_def = concrete.graph.as_graph_def()
+    if not any(n.op in _LOOPS for n in graph_def.node) and not any(
+            n.op in _LOOPS for f in graph_def.library.function for n in f.node_def):
+        return None
+    return [tf.TensorSpec(o.shape, o.dtype) for o in concrete.outputs]
 
 
 class TensorflowAutodiff:
@@ -88,7 +108,14 @@ class TensorflowAutodiff:
                 out_def.append(d)
                 return [self._in(leaf) for leaf in leaves]
 
-            out = tf.vectorized_map(body, mapped, fallback_to_while_loop=True)
+            signature = None
+            if not tf.executing_eagerly():
+                signature = _loop_signature(lambda *e: body(e),
+                                            [tf.TensorSpec(m.shape[1:], m.dtype) for m in mapped])
+            if signature is not None:
+                out = tf.map_fn(body, mapped, fn_output_signature=signature)
+            else:
+                out = tf.vectorized_map(body, mapped, fallback_to_while_loop=True)
             out_leaves, d = out, out_def[-1]
             oax = out_axes
             if isinstance(oax, list | tuple):

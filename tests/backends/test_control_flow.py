@@ -205,3 +205,33 @@ def test_grad_through_cond(backend, dtype):
     x = np.array([0.5, 1.0])
     assert_close(ops.grad(f)(ops.asarray(x)), 3 * x ** 2, kind="grad")
     assert_close(ops.grad(f)(ops.asarray(-x)), -np.ones(2), kind="grad")
+
+
+def test_batched_grad_through_scan_inside_compiled_loop(backend, dtype):
+    """What NUTS does with a model holding a scan (garch, hmm): ``vmap(value_and_grad)`` of an
+    AR(1) log-likelihood, called in a ``while_loop`` under ``jit``; against finite differences
+    of a NumPy reference, per chain. (On TensorFlow a ``pfor`` of the scan's gradient could not
+    be compiled by XLA.)"""
+    rng = np.random.default_rng(11)
+    y = np.cumsum(rng.normal(size=9)) * 0.3
+    # compiled on its own and called from a compiled loop, with the data an unmapped argument
+    # (as the sampler does)
+    vg = ops.jit(ops.vmap(ops.value_and_grad(_ar_loglik_scan), in_axes=(0, None)))
+
+    def descend(params, data):
+        def body(c):
+            k, p, _ = c
+            v, g = vg(p, data)
+            return k + 1, p + 0.01 * g, v
+        zero = ops.zeros((ops.shape(params)[0],), dtype)
+        return ops.while_loop(lambda c: c[0] < 3, body, (ops.asarray(0), params, zero))
+
+    start = np.array([[0.6, -0.2], [0.1, 0.3], [-0.4, 0.0]])
+    _, got, last = ops.jit(descend)(ops.asarray(start), ops.asarray(y))
+    ry = _r(y, dtype)
+    p = _r(start, dtype)
+    for _ in range(3):
+        values = np.array([_ar_loglik_np(row, ry) for row in p])
+        p = p + 0.01 * np.stack([fd_grad(lambda q: _ar_loglik_np(q, ry), row) for row in p])
+    assert_close(got, p, kind="grad")
+    assert_close(last, values)
