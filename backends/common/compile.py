@@ -9,7 +9,8 @@ backend's declared values hold.
     Whether ``jit`` turns a pure array function (no Python control flow on values, no random
     draws) into a compiled program that later calls run without re-executing the Python body.
     JAX: yes (``jax.jit``); torch: yes (a traced TorchScript graph; ``False`` when the
-    environment sets ``PPL_TORCH_JIT=none``); numpy: no (``jit`` is the identity).
+    environment sets ``PPL_TORCH_JIT=none``); numpy: yes (a recorded tape of NumPy calls,
+    replayed; functions whose Python reads their inputs run eagerly).
 ``compiles_control_flow``
     Whether ``while_loop``/``fori_loop``/``scan``/``cond`` become part of the compiled program
     (the loop body is traced once, not run once per iteration), so a whole chunk of sampler

@@ -9,9 +9,10 @@ key gives the same draw. Gamma draws are reparameterised in ``a`` through the au
 from __future__ import annotations
 
 import numpy as np
-from autograd.tracer import Box, getval
+from autograd.tracer import Box
 
 from ppl.backends.numpy import primitives as prims
+from ppl.backends.numpy.tape import concrete
 
 __all__ = ["NumpyRandom"]
 
@@ -23,7 +24,7 @@ class NumpyRandom:
         return np.random.SeedSequence(int(seed)).generate_state(2, np.uint64)
 
     def _gen(self, key):
-        key = np.asarray(getval(key))
+        key = np.asarray(concrete(key))
         if key.shape != (2,) or key.dtype != np.uint64:
             raise TypeError(
                 f"expected a key from ppl.random.key / ppl.random.split (uint64[2]), got an "
@@ -37,7 +38,7 @@ class NumpyRandom:
                                        endpoint=True)
 
     def random_fold_in(self, key, data):
-        words = [int(w) for w in np.asarray(key)] + [int(data) & (2**64 - 1)]
+        words = [int(w) for w in np.asarray(concrete(key))] + [int(concrete(data)) & (2**64 - 1)]
         return np.random.SeedSequence(words).generate_state(2, np.uint64)
 
     def random_uniform(self, key, shape=(), dtype=None, minval=0.0, maxval=1.0):
@@ -50,13 +51,13 @@ class NumpyRandom:
     # NumPy's samplers return Python scalars for 0-d parameters: np.asarray keeps arrays.
     def random_gamma(self, key, a, shape=None, dtype=None):
         shape = self._shape_of(shape, a)
-        noise = np.asarray(self._gen(key).standard_gamma(np.broadcast_to(getval(a), shape)))
+        noise = np.asarray(self._gen(key).standard_gamma(np.broadcast_to(concrete(a), shape)))
         noise = noise.astype(self._dt(dtype))
         return prims.standard_gamma(a, noise) if isinstance(a, Box) else noise
 
     def random_poisson(self, key, lam, shape=None, dtype=None):
         shape = self._shape_of(shape, lam)
-        out = np.asarray(self._gen(key).poisson(np.broadcast_to(getval(lam), shape)))
+        out = np.asarray(self._gen(key).poisson(np.broadcast_to(concrete(lam), shape)))
         return out.astype(self._dt(dtype or "int64"))
 
     def random_randint(self, key, shape, minval, maxval, dtype=None):
@@ -65,6 +66,6 @@ class NumpyRandom:
 
     def random_binomial(self, key, n, p, shape=None, dtype=None):
         shape = self._shape_of(shape, n, p)
-        out = self._gen(key).binomial(np.broadcast_to(getval(n), shape).astype(np.int64),
-                                      np.broadcast_to(getval(p), shape))
+        out = self._gen(key).binomial(np.broadcast_to(concrete(n), shape).astype(np.int64),
+                                      np.broadcast_to(concrete(p), shape))
         return np.asarray(out).astype(self._dt(dtype))
