@@ -1,6 +1,6 @@
 """Compilation, devices, and the capabilities library code may branch on.
 
-A backend describes what its framework can do with three class attributes instead of library
+A backend describes what its framework can do with class attributes instead of library
 code guessing (no ``try``/``except`` around an op, no ``if backend.name == ...`` above
 ``backends/``). The conformance suite (``tests/backends/test_capabilities.py``) checks that each
 backend's declared values hold.
@@ -24,6 +24,13 @@ backend's declared values hold.
     ``Predictive`` (``inference/predictive.py``), which loops over the draws where it is
     ``False``. The default is ``False``: a new backend opts in once its samplers batch.
 
+``vmap_is_loop``
+    Whether ``vmap`` runs the function once per batch member (a Python loop) instead of once on
+    the whole batch. numpy: yes; JAX, torch (``torch.func.vmap``) and TensorFlow
+    (``tf.vectorized_map``): no. Read by ``inference/chain_plate.py``, which then runs a model
+    once for all chains (a chain plate) where that gives what the loop gives. The default is
+    ``False``: a new backend whose ``vmap`` is a loop opts in to the batching.
+
 ``device_count()`` is the number of devices ``pmap`` spreads a leading axis over (1 where it
 cannot); the MCMC driver runs ``"parallel"`` chains with ``pmap`` when it is at least the
 number of chains.
@@ -45,6 +52,8 @@ class Compile:
     compiles_control_flow: bool = False
     #: ``vmap`` over keys gives one independent draw per key
     vmap_random_draws: bool = False
+    #: ``vmap`` calls the function once per batch member
+    vmap_is_loop: bool = False
 
     def jit(self, fun, static_argnums=()):
         """Compile ``fun`` where the backend can (``jit_compiles``); the identity elsewhere."""

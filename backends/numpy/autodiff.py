@@ -1,7 +1,7 @@
 """numpy backend: autograd's reverse mode for ``grad``/``value_and_grad`` (gradients flow through
 Python loops, so the eager ``scan``/``fori_loop`` are differentiable) and a ``vmap`` that loops
 over the mapped axis and stacks the results. Inside a ``jit`` recording the gradient is taken on
-the tape instead, so that the backward pass is recorded too (:func:`.tape.value_and_grad`)."""
+the tape instead, so that the backward pass is recorded too (:mod:`.reverse`)."""
 
 from __future__ import annotations
 
@@ -11,6 +11,7 @@ from autograd.extend import vspace
 from autograd.tracer import getval
 
 from ppl.backends import tree
+from ppl.backends.numpy import reverse
 from ppl.backends.numpy import tape as _tape
 
 __all__ = ["NumpyAutodiff"]
@@ -39,7 +40,7 @@ class NumpyAutodiff:
             xs = tuple(args[i] for i in nums)
             tape = _tape.current()
             if tape is not None:
-                value, grads = _tape.value_and_grad(tape, lambda *x: f(x), xs)
+                value, grads = reverse.value_and_grad(tape, lambda *x: f(x), xs)
                 strip = _tape.nodiff
             else:
                 vjp, value = make_vjp(f, xs)

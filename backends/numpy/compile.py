@@ -10,7 +10,6 @@ import threading
 import numpy as np
 from autograd.tracer import isbox
 
-from ppl.backends import tree
 from ppl.backends.numpy import tape as _tape
 
 __all__ = ["NumpyCompile", "Recorded"]
@@ -18,30 +17,72 @@ __all__ = ["NumpyCompile", "Recorded"]
 _MISSING = object()
 
 
-def _key_part(leaf):
-    """How an input leaf enters the cache key: arrays by type, shape and dtype, other values
-    by type and value (``None`` if unhashable)."""
-    if type(leaf) is np.ndarray or isinstance(leaf, np.generic):
-        return (type(leaf), leaf.shape, leaf.dtype.str)
-    try:
-        hash(leaf)
-    except TypeError:
-        return None
-    return (type(leaf), leaf)
+def _is_namedtuple(x) -> bool:
+    return isinstance(x, tuple) and hasattr(x, "_fields")
 
 
-def _is_array(leaf) -> bool:
-    return type(leaf) is np.ndarray or isinstance(leaf, np.generic)
+def _signature(x, arrays: list):
+    """A hashable description of the structure of ``x`` and of its leaves that are not arrays;
+    appends the array leaves to ``arrays``. Containers are walked as ``ppl.backends.tree``
+    walks them (dicts in sorted key order). Raises ``TypeError`` for an unhashable leaf or an
+    autograd box (the caller then runs the function eagerly)."""
+    t = type(x)
+    if t is np.ndarray:
+        arrays.append(x)
+        return ("a", x.shape, x.dtype)
+    if t is tuple or t is list or _is_namedtuple(x):
+        return (t, *[_signature(v, arrays) for v in x])
+    if isinstance(x, dict):
+        keys = sorted(x)
+        return (t, tuple(keys), *[_signature(x[k], arrays) for k in keys])
+    if isinstance(x, np.generic):
+        arrays.append(x)
+        return ("a", t, x.dtype)
+    if isbox(x):
+        raise TypeError("an autograd box")
+    hash(x)
+    return (t, x)
+
+
+def _rebuild(x, arrays):
+    """``x`` with its array leaves taken in order from the iterator ``arrays``."""
+    t = type(x)
+    if t is np.ndarray or isinstance(x, np.generic):
+        return next(arrays)
+    if t is tuple or t is list:
+        return t([_rebuild(v, arrays) for v in x])
+    if _is_namedtuple(x):
+        return t(*[_rebuild(v, arrays) for v in x])
+    if isinstance(x, dict):
+        return t(zip(sorted(x), [_rebuild(x[k], arrays) for k in sorted(x)]))
+    return x
+
+
+def _builder(x, leaves: list):
+    """A function rebuilding the structure of ``x`` from an iterator over its leaves (in the
+    order they are appended to ``leaves``)."""
+    t = type(x)
+    if t is tuple or t is list or _is_namedtuple(x):
+        parts = [_builder(v, leaves) for v in x]
+        if t is tuple or t is list:
+            return lambda it: t([b(it) for b in parts])
+        return lambda it: t(*[b(it) for b in parts])
+    if isinstance(x, dict):
+        keys = sorted(x)
+        parts = [_builder(x[k], leaves) for k in keys]
+        return lambda it: t(zip(keys, [b(it) for b in parts]))
+    leaves.append(x)
+    return next
 
 
 class Recorded:
     """``fun`` recorded once per input signature and replayed (see :mod:`.tape`).
 
-    The signature is the tree structure of the arguments, the type, shape and dtype of each
-    array leaf, and the value of every other leaf and of the ``static_argnums`` arguments. A
-    signature whose recording fails (Python reads a recorded value, an exception) runs ``fun``
-    eagerly from then on; so does a call with autograd boxes among its arguments (inside
-    ``grad``, or inside another recording, where ``fun`` is simply part of that one).
+    The signature is the structure of the arguments, the type, shape and dtype of each array
+    leaf, and the value of every other leaf and of the ``static_argnums`` arguments. A signature
+    whose recording fails (Python reads a recorded value, an exception) runs ``fun`` eagerly
+    from then on; so does a call with autograd boxes or unhashable values among its arguments
+    (inside ``grad``, or inside another recording, where ``fun`` is simply part of that one).
     """
 
     #: signatures recorded per function, beyond which calls run eagerly
@@ -56,54 +97,51 @@ class Recorded:
         functools.update_wrapper(self, fun)
 
     def __call__(self, *args, **kwargs):
-        dynamic = tuple(a for i, a in enumerate(args) if i not in self.static_argnums)
-        leaves, treedef = tree.flatten((dynamic, kwargs))
-        parts = []
-        for leaf in leaves:
-            part = _key_part(leaf)
-            if part is None or isbox(leaf):
-                return self.fun(*args, **kwargs)
-            parts.append(part)
-        static = tuple(args[i] for i in sorted(self.static_argnums) if i < len(args))
+        arrays: list = []
         try:
-            key = (treedef, tuple(parts), static)
+            if self.static_argnums:
+                key = (tuple(_signature(a, arrays) if i not in self.static_argnums
+                             else (hash(a), a) for i, a in enumerate(args)),
+                       _signature(kwargs, arrays) if kwargs else None)
+            else:
+                key = (_signature(args, arrays), _signature(kwargs, arrays) if kwargs else None)
             program = self._programs.get(key, _MISSING)
-        except TypeError:        # an unhashable static argument
+        except TypeError:
             return self.fun(*args, **kwargs)
         if program is None:
             return self.fun(*args, **kwargs)
         if program is not _MISSING:
-            out_treedef, replay = program
-            return tree.unflatten(out_treedef, replay([x for x in leaves if _is_array(x)]))
+            build, replay = program
+            return build(iter(replay(arrays)))
         if len(self._programs) >= self.max_signatures:
             return self.fun(*args, **kwargs)
         with self._lock:
-            recorded = self._record(args, leaves, treedef)
+            recorded = self._record(args, kwargs, arrays)
             self._programs[key] = None if recorded is None else recorded[0]
         if recorded is None:
             return self.fun(*args, **kwargs)
         return recorded[1]
 
-    def _record(self, args, leaves, treedef):
-        """``((out_treedef, program), outputs)`` of a recorded call, or ``None``."""
+    def _record(self, args, kwargs, arrays):
+        """``((build, program), outputs)`` of a recorded call, or ``None``."""
         with _tape.recording() as tape:
-            boxed = [tape.input(x) if _is_array(x) else x for x in leaves]
-            dynamic, kwargs = tree.unflatten(treedef, boxed)
-            it = iter(dynamic)
-            call = [args[i] if i in self.static_argnums else next(it) for i in range(len(args))]
+            boxes = iter([tape.input(x) for x in arrays])
+            call = [a if i in self.static_argnums else _rebuild(a, boxes)
+                    for i, a in enumerate(args)]
             try:
-                out = self.fun(*call, **kwargs)
+                out = self.fun(*call, **_rebuild(kwargs, boxes))
             except Exception:   # noqa: BLE001 - the eager call that follows raises it again
                 return None
             if tape.escaped:
                 return None
-            out_leaves, out_treedef = tree.flatten(out)
+            out_leaves: list = []
+            build = _builder(out, out_leaves)
             outputs = [tape.output(leaf) for leaf in out_leaves]
             if any(o is None for o in outputs):
                 return None
             program = tape.program(outputs)
         values = [leaf._value if isbox(leaf) else leaf for leaf in out_leaves]
-        return (out_treedef, program), tree.unflatten(out_treedef, values)
+        return (build, program), build(iter(values))
 
 
 class NumpyCompile:
@@ -113,6 +151,7 @@ class NumpyCompile:
     jit_compiles = True
     compiles_control_flow = False
     vmap_random_draws = True
+    vmap_is_loop = True
 
     def jit(self, fun, static_argnums=()):
         return Recorded(fun, static_argnums)

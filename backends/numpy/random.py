@@ -1,12 +1,15 @@
 """numpy backend: random keys and samplers.
 
 A key is two ``uint64`` words of key material for NumPy's counter-based Philox generator: every
-draw builds ``Generator(Philox(key=key))``, so no global random state is touched and the same
-key gives the same draw. Gamma draws are reparameterised in ``a`` through the autograd primitive
+draw is that of a fresh ``Generator(Philox(key=key))`` (one generator per thread, reset to the
+key's starting state), so no global random state is touched and the same key gives the same
+draw. Gamma draws are reparameterised in ``a`` through the autograd primitive
 :func:`ppl.backends.numpy.primitives.standard_gamma`.
 """
 
 from __future__ import annotations
+
+import threading
 
 import numpy as np
 from autograd.tracer import Box
@@ -15,6 +18,8 @@ from ppl.backends.numpy import primitives as prims
 from ppl.backends.numpy.tape import concrete
 
 __all__ = ["NumpyRandom"]
+
+_LOCAL = threading.local()
 
 
 class NumpyRandom:
@@ -31,7 +36,18 @@ class NumpyRandom:
                 f"array of dtype {key.dtype} and shape {key.shape}. Make one with "
                 "ppl.random.key(seed)."
             )
-        return np.random.Generator(np.random.Philox(key=key))
+        # one Philox generator per thread, set to the state Philox(key=key) starts in (4x
+        # cheaper than building one per draw; the same draws)
+        cached = getattr(_LOCAL, "generator", None)
+        if cached is None:
+            bits = np.random.Philox(key=key)
+            _LOCAL.generator = cached = (bits, np.random.Generator(bits))
+            return cached[1]
+        cached[0].state = {"bit_generator": "Philox",
+                           "state": {"counter": np.zeros(4, np.uint64), "key": key},
+                           "buffer": np.zeros(4, np.uint64), "buffer_pos": 4, "has_uint32": 0,
+                           "uinteger": 0}
+        return cached[1]
 
     def random_split(self, key, num=2):
         return self._gen(key).integers(0, 2**64 - 1, size=(int(num), 2), dtype=np.uint64,

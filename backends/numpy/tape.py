@@ -31,26 +31,60 @@ from typing import NamedTuple
 
 import autograd.numpy as anp
 import numpy as np
-from autograd.core import SparseObject, primitive_vjps, sparse_add, vspace
-from autograd.extend import defvjp, primitive
+from autograd.extend import primitive
 from autograd.numpy.numpy_boxes import ArrayBox
 from autograd.numpy.numpy_vjps import nograd_functions
 from autograd.tracer import Box, Node, isbox, new_box, trace_stack
 
-from ppl.backends import tree
 from ppl.backends.numpy.replay import Program
 
-__all__ = ["Escape", "Tape", "Program", "recording", "concrete", "nodiff", "stop_gradient",
-           "value_and_grad"]
+__all__ = ["Escape", "Tape", "Program", "recording", "current", "concrete", "nodiff",
+           "stop_gradient", "carries_derivative", "recorded_by", "NONDIFF", "NO_MERGE"]
 
 _CURRENT: contextvars.ContextVar = contextvars.ContextVar("ppl_numpy_tape", default=None)
-_NONDIFF: set = set(nograd_functions)     # steps that carry no derivative (comparisons, ...)
-_SHAPE_ONLY = (anp.reshape, anp.broadcast_to)
+#: primitives whose steps carry no derivative (comparisons, rounding, masks, ...)
+NONDIFF: set = set(nograd_functions)
+#: primitives recorded every time they are called, not merged with an equal earlier step
+NO_MERGE: set = set()
 
 
-def _same_array_type(a, b) -> bool:
-    return type(a) is type(b) and np.shape(a) == np.shape(b) \
-        and getattr(a, "dtype", None) == getattr(b, "dtype", None)
+def _is_identity(fun, kwargs, value, x) -> bool:
+    """Whether a step returns its first argument unchanged: a reshape or broadcast to its own
+    shape, a sum with ``keepdims`` over axes of size 1 (as autograd's ``unbroadcast`` does)."""
+    if fun is anp.sum:
+        if not kwargs.get("keepdims") or kwargs.get("dtype") is not None:
+            return False
+    elif fun is not anp.reshape and fun is not anp.broadcast_to:
+        return False
+    return type(value) is type(x) and np.shape(value) == np.shape(x) \
+        and getattr(value, "dtype", None) == getattr(x, "dtype", None)
+
+
+def _const_key(v):
+    """A hashable key equal for equal constants (arrays and other objects by identity: the
+    tape holds them, so an identity is not reused while recording)."""
+    t = type(v)
+    if t is float:
+        return (t, v.hex())        # -0.0 and 0.0 differ
+    if t in (int, bool, str, type(None)) or isinstance(v, np.dtype):
+        return (t, v)
+    if t is slice:
+        return (t, _const_key(v.start), _const_key(v.stop), _const_key(v.step))
+    if t is tuple:
+        return (t, *map(_const_key, v))
+    return ("id", id(v))
+
+
+def _step_key(fun, args, kwargs, refs):
+    """Steps with equal keys compute the same value (NumPy functions are pure); ``None`` for a
+    step to record every time (a new slot to differentiate with respect to)."""
+    if fun in NO_MERGE:
+        return None
+    try:
+        return (fun, refs, tuple(map(_const_key, args)),
+                tuple(sorted((k, _const_key(v)) for k, v in kwargs.items())))
+    except TypeError:
+        return None
 
 
 class Escape(Exception):
@@ -108,6 +142,9 @@ class Tape:
         self.constants: dict = {}   # slot -> fixed value (differentiated constants)
         self.num_inputs = 0
         self.escaped: str | None = None
+        self._seen: dict = {}       # step key -> slot, to record a repeated step once
+        self.regions = 0            # value_and_grad calls under way (no merged steps there:
+        #                             autograd sums the gradients of repeated steps separately)
 
     def escape(self, reason: str):
         self.escaped = self.escaped or reason
@@ -133,7 +170,14 @@ class Tape:
         return new_box(value, self.trace, node)
 
     def box(self, slot: int):
+        """A box of this trace for the value in ``slot``."""
         return new_box(self.values[slot], self.trace, self.nodes[slot])
+
+    def slot_of(self, x) -> int | None:
+        """The slot of ``x`` if this tape recorded it (``None`` for a constant)."""
+        if isbox(x) and type(x._node) is _TapeNode and x._node.tape is self:
+            return x._node.slot
+        return None
 
     def record(self, value, fun, args, kwargs, argnums, parents, node) -> int:
         if self.escaped:
@@ -143,12 +187,17 @@ class Tape:
                 or _holds_box(kwargs) or (type(value) is np.ndarray and value.dtype == object):
             self.escape(f"{getattr(fun, '__name__', fun)} got a recorded value inside a "
                         "container or an object array")
-        if fun in _SHAPE_ONLY and refs[0][0] == 0 \
-                and _same_array_type(value, self.values[refs[0][1]]):
-            return refs[0][1]          # a reshape or broadcast to the same shape: no step
+        if refs[0][0] == 0 and _is_identity(fun, kwargs, value, self.values[refs[0][1]]):
+            return refs[0][1]          # e.g. a reshape to the same shape: no step
         args = tuple(None if i in argnums else a for i, a in enumerate(args))
+        key = _step_key(fun, args, kwargs, refs) \
+            if not self.regions or not carries_derivative(value) else None
+        if key is not None and key in self._seen:
+            return self._seen[key]     # the same primitive on the same values: its result
         slot = self._new_slot(value, node)
         self.steps.append(_Step(fun, args, kwargs, refs, slot))
+        if key is not None:
+            self._seen[key] = slot
         return slot
 
     def output(self, leaf):
@@ -165,6 +214,11 @@ class Tape:
     def program(self, outputs) -> Program:
         """The replay of the steps ``outputs`` need (``("slot", s)`` or ``("const", v)``)."""
         return Program(self.steps, self.num_inputs, self.constants, self.values, outputs)
+
+
+def recorded_by(x, tape: Tape) -> bool:
+    """Whether ``x`` (through any autograd boxes around it) is a value ``tape`` recorded."""
+    return _tape_of(x) is tape
 
 
 def current() -> Tape | None:
@@ -205,7 +259,7 @@ def _stop(x):
     return x
 
 
-_NONDIFF.add(_stop)
+NONDIFF.add(_stop)
 
 
 def stop_gradient(x):
@@ -233,133 +287,16 @@ for _name, _fun in (("and", anp.bitwise_and), ("or", anp.bitwise_or), ("xor", an
     setattr(ArrayBox, f"__{_name}__", lambda self, other, f=_fun: f(self, other))
     setattr(ArrayBox, f"__r{_name}__", lambda self, other, f=_fun: f(other, self))
 ArrayBox.__invert__ = lambda self: anp.invert(self)
-_NONDIFF.update((anp.bitwise_and, anp.bitwise_or, anp.bitwise_xor, anp.invert))
+NONDIFF.update((anp.bitwise_and, anp.bitwise_or, anp.bitwise_xor, anp.invert))
 # recorded masks and counters are NumPy scalars too (``mask.any()``, ``n + 1``)
 for _type in (np.bool_, np.int8, np.int16, np.int32, np.int64, np.uint8, np.uint16, np.uint32,
               np.uint64):
     ArrayBox.register(_type)
 
 
-# ------------------------------------------------------------------ differentiation
-def _is_basic_index(idx) -> bool:
-    parts = idx if isinstance(idx, tuple) else (idx,)
-    return all(p is None or p is Ellipsis or isinstance(p, (slice, int, np.integer))
-               for p in parts)
-
-
-@primitive
-def _scatter(g, idx, shape, dtype):
-    """The cotangent of ``A[idx]``: ``g`` put back into zeros of ``A``'s shape."""
-    out = np.zeros(shape, dtype)
-    if _is_basic_index(idx):
-        out[idx] = g
-    else:
-        np.add.at(out, idx, g)
-    return out
-
-
-defvjp(_scatter, lambda ans, g, idx, shape, dtype: lambda h: h[idx])
-
-
-def _dense(g):
-    value = g
-    while isbox(value):
-        value = value._value
-    if type(value) is SparseObject:
-        return sparse_add(value.vs, None, g)
-    return g
-
-
-def _accumulate(prev, g):
-    if prev is None:
-        return g
-    value = nodiff(prev)
-    value = value._value if isbox(value) else value
-    if isinstance(value, (np.ndarray, np.generic, float)):
-        return anp.add(prev, g)
-    return vspace(value).add(prev, g)
-
-
-def _carries_derivative(value) -> bool:
+def carries_derivative(value) -> bool:
     """Whether a step's result can carry a derivative (not a boolean or integer array)."""
     dtype = getattr(value, "dtype", None)
     if dtype is not None:
         return dtype.kind in "fc"
     return not isinstance(value, (bool, int))
-
-
-def _backward(tape: Tape, start: int, seeds, out_slot):
-    """Cotangents of the ``seeds`` slots for the output slot, from the steps from ``start``
-    on; the VJPs run on recorded values, so this records the backward pass."""
-    steps = tape.steps[start:]
-    depends = set(seeds)
-    for step in steps:
-        if step.fun not in _NONDIFF and _carries_derivative(tape.values[step.out]) \
-                and any(s in depends for _, s in step.refs):
-            depends.add(step.out)
-    cot = {}
-    if out_slot in depends:
-        cot[out_slot] = vspace(tape.values[out_slot]).ones()
-    for step in reversed(steps):
-        g = cot.pop(step.out, None)
-        if g is None:
-            continue
-        slots = dict(step.refs)
-        argnums = tuple(a for a, s in step.refs if s in depends)
-        args = tuple(tape.box(slots[i]) if i in slots else a for i, a in enumerate(step.args))
-        if step.fun is ArrayBox.__getitem__:
-            value = tape.values[slots[0]]
-            grads = (_scatter(g, args[1], np.shape(value), np.result_type(value)),)
-        else:
-            try:
-                maker = primitive_vjps[step.fun]
-            except KeyError:
-                raise NotImplementedError(
-                    f"VJP of {getattr(step.fun, '__name__', step.fun)} not defined") from None
-            grads = maker(argnums, tape.box(step.out), args, step.kwargs)(g)
-        for a, ga in zip(argnums, grads):
-            cot[slots[a]] = _accumulate(cot.get(slots[a]), _dense(ga))
-    return [cot.get(s) for s in seeds]
-
-
-@primitive
-def _fresh(x):
-    return x
-
-
-def value_and_grad(tape: Tape, fun, xs):
-    """``(fun(*xs), grads)``, the backward pass recorded on ``tape``. ``xs`` are the arguments
-    to differentiate (pytrees of recorded values or constants); each leaf gets a slot of its
-    own, so that the function's other uses of the same value (through its closure) are not
-    differentiated, as with autograd's ``make_vjp``."""
-    leaves, treedef = tree.flatten(tuple(xs))
-    seeds = [_fresh(nodiff(x)) if _tape_of(x) is tape else tape.constant(x) for x in leaves]
-    start = len(tape.steps)
-    value = fun(*tree.unflatten(treedef, seeds))
-    out_slot = value._node.slot if isbox(value) and type(value._node) is _TapeNode \
-        and value._node.tape is tape else None
-    grads = _backward(tape, start, [s._node.slot for s in seeds], out_slot)
-    grads = [_like(g, tape.values[s._node.slot]) for s, g in zip(seeds, grads)]
-    return value, tree.unflatten(treedef, grads)
-
-
-@primitive
-def _into(g, shape, dtype):
-    out = np.zeros(shape, dtype)
-    out += g
-    return out
-
-
-defvjp(_into, lambda ans, g, shape, dtype: lambda h: h)
-
-
-def _like(g, x):
-    """The gradient ``g`` for the argument ``x`` as autograd's ``make_vjp`` of a tuple returns
-    it: added into zeros like ``x`` (so of ``x``'s dtype, an array)."""
-    if g is None:
-        return vspace(x).zeros()
-    value = g._value if isbox(g) else g
-    if type(value) is np.ndarray and value.dtype == np.result_type(x) \
-            and value.shape == np.shape(x):
-        return g
-    return _into(g, np.shape(x), np.result_type(x))
