@@ -17,6 +17,10 @@ __all__ = ["NumpyCompile", "Recorded"]
 _MISSING = object()
 
 
+#: argument leaves besides arrays that a recording may take as constants (by value)
+_STATIC_LEAVES = frozenset({bool, int, float, complex, str, type(None), slice, type})
+
+
 def _is_namedtuple(x) -> bool:
     return isinstance(x, tuple) and hasattr(x, "_fields")
 
@@ -24,8 +28,9 @@ def _is_namedtuple(x) -> bool:
 def _signature(x, arrays: list):
     """A hashable description of the structure of ``x`` and of its leaves that are not arrays;
     appends the array leaves to ``arrays``. Containers are walked as ``ppl.backends.tree``
-    walks them (dicts in sorted key order). Raises ``TypeError`` for an unhashable leaf or an
-    autograd box (the caller then runs the function eagerly)."""
+    walks them (dicts in sorted key order). Raises ``TypeError`` for a leaf that is neither an
+    array nor a plain constant (an autograd box, any other object): the caller then runs the
+    function eagerly."""
     t = type(x)
     if t is np.ndarray:
         arrays.append(x)
@@ -38,10 +43,11 @@ def _signature(x, arrays: list):
     if isinstance(x, np.generic):
         arrays.append(x)
         return ("a", t, x.dtype)
-    if isbox(x):
-        raise TypeError("an autograd box")
-    hash(x)
-    return (t, x)
+    if t in _STATIC_LEAVES or isinstance(x, np.dtype):
+        return (t, x)
+    # anything else (an autograd box, an object that may hold arrays or change between
+    # calls) cannot be part of a signature: the caller runs the function eagerly
+    raise TypeError(f"{t.__name__} argument")
 
 
 def _rebuild(x, arrays):

@@ -46,6 +46,7 @@ _CURRENT: contextvars.ContextVar = contextvars.ContextVar("ppl_numpy_tape", defa
 NONDIFF: set = set(nograd_functions)
 #: primitives recorded every time they are called, not merged with an equal earlier step
 NO_MERGE: set = set()
+_CONSTANT_OUTPUTS = frozenset({bool, int, float, complex, str, type(None)})
 
 
 def _is_identity(fun, kwargs, value, x) -> bool:
@@ -202,14 +203,16 @@ class Tape:
 
     def output(self, leaf):
         """How a result leaf is replayed: ``("slot", s)``, ``("const", value)``, or ``None``
-        when it cannot be (a box of another trace, an object array)."""
+        when it cannot be (a box of another trace, an object array, an object that may hold
+        recorded values, such as a distribution)."""
         if isbox(leaf):
             if type(leaf._node) is not _TapeNode or leaf._node.tape is not self:
                 return None
             return ("slot", leaf._node.slot)
-        if type(leaf) is np.ndarray and leaf.dtype == object:
-            return None
-        return ("const", leaf)
+        if (type(leaf) is np.ndarray and leaf.dtype != object) or isinstance(leaf, np.generic) \
+                or type(leaf) in _CONSTANT_OUTPUTS or isinstance(leaf, np.dtype):
+            return ("const", leaf)
+        return None      # an object that may hold recorded values
 
     def program(self, outputs) -> Program:
         """The replay of the steps ``outputs`` need (``("slot", s)`` or ``("const", v)``)."""

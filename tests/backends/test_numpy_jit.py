@@ -187,3 +187,16 @@ def test_same_array_as_two_differentiated_arguments(backend, dtype, assert_close
     da, db = ops.jit(lambda v: grad(v, v))(ops.asarray(X))
     assert_close(da, x ** 2, kind="grad")
     assert_close(db, 2 * x * x, kind="grad")
+
+
+def test_objects_holding_recorded_values_are_not_replayed(backend, dtype, assert_close):
+    """A distribution returned by the function holds the recording's values: replaying it
+    would hand back the first call's object."""
+    make = ops.jit(lambda loc: dist.Normal(loc, 1.0))
+    for loc in (X, -X):
+        d = make(ops.asarray(loc))
+        assert_close(d.loc, loc.astype(dtype))
+    take = ops.jit(lambda d, x: d.log_prob(x))      # an object argument: eager
+    for loc in (X, -X):
+        assert_close(take(dist.Normal(ops.asarray(loc), 1.0), ops.asarray(W)),
+                     -0.5 * (W - loc.astype(dtype)) ** 2 - 0.5 * np.log(2 * np.pi))
