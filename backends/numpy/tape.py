@@ -8,12 +8,10 @@ depend on the inputs is computed once, while recording (constant folding); the P
 the arrays (the model language, effect handlers, op dispatch, shape logic) runs only then. A
 :class:`Program` replays the steps that the outputs need as a loop of raw NumPy calls.
 
-``value_and_grad`` inside a recording differentiates the tape (:func:`value_and_grad`): it runs
-autograd's registered VJP of every recorded step the output depends on, on recorded values, in
-reverse order, so the backward pass is recorded as NumPy steps too and a replayed gradient costs
-no boxing, no graph building and no shape bookkeeping. It is reverse-mode differentiation of a
-Wengert list (Griewank & Walther 2008, "Evaluating Derivatives", 2nd ed., ch. 3), with
-autograd's VJPs (Maclaurin, Duvenaud & Adams 2015, "Autograd: effortless gradients in numpy").
+``value_and_grad`` inside a recording differentiates the tape (:mod:`.reverse`), so the backward
+pass is recorded as NumPy steps too. While recording, a step equal to an earlier one (same
+primitive, same arguments) is not recorded again outside differentiated regions, and reshapes,
+broadcasts and ``keepdims`` sums that return their input unchanged are not recorded at all.
 
 A replay is exact when the function's Python control flow does not depend on the values of its
 array inputs. Every way a recorded value reaches Python stops the recording (:class:`Escape`):
@@ -181,6 +179,9 @@ class Tape:
         return None
 
     def record(self, value, fun, args, kwargs, argnums, parents, node) -> int:
+        """The slot of the result ``value`` of primitive ``fun`` called on ``args`` (recorded
+        values at ``argnums``, with the nodes ``parents``): a new step, or the slot of an equal
+        earlier step, or of the argument a no-op step returns."""
         if self.escaped:
             raise Escape(self.escaped)
         refs = tuple((a, p.slot) for a, p in zip(argnums, parents))
