@@ -15,6 +15,7 @@ from ppl import ops, random
 from ppl.distributions.transforms import biject_to
 from ppl.enumeration import enum, first_enumerated_dim, is_enumerated
 from ppl.handlers import seed, substitute, trace
+from ppl.inference.chain_plate import ChainPlate, chain_plate
 from ppl.inference.initialization import init_to_uniform, site_shape
 from ppl.inference.util import (
     ParamLayout,
@@ -40,6 +41,9 @@ class ModelInfo(NamedTuple):
     #: (enumerated sites summed out as in ``potential_fn``); compiled programs take the data
     #: as arguments through it
     potential_of_args: Callable
+    #: the model's functions of many parameter vectors at once (``None`` for enumerated
+    #: models), for backends whose ``vmap`` is a loop (:mod:`ppl.inference.chain_plate`)
+    chain_plate: ChainPlate | None = None
 
 
 def _latent_sites(model_trace):
@@ -231,4 +235,7 @@ def initialize_model(rng_key, model, model_args=(), model_kwargs=None, *,
         for c in range(1 if num_chains is None else int(num_chains))
     ]
     init_position = positions[0] if num_chains is None else ops.stack(positions, axis=0)
-    return ModelInfo(init_position, potential_fn, postprocess_fn, layout, potential_of_args)
+    plate = chain_plate(model, model_args, model_kwargs, layout, proto) \
+        if ops.backend().vmap_is_loop else None
+    return ModelInfo(init_position, potential_fn, postprocess_fn, layout, potential_of_args,
+                     plate)

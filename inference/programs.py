@@ -26,6 +26,7 @@ from typing import NamedTuple
 
 from ppl import ops, random
 from ppl.backends import tree
+from ppl.inference.chain_plate import batched_value_and_grad
 from ppl.inference.kernels import WarmupFlags
 
 __all__ = ["Program", "split_data", "get_program"]
@@ -97,7 +98,7 @@ def get_program(kernel, setup, args, kwargs, *, num_chains: int, parallel: bool)
     backend = ops.backend()
     shards = ops.chain_shards(num_chains) if parallel else 1
     if not backend.compiles_control_flow:
-        vg = ops.jit(ops.vmap(ops.value_and_grad(setup.potential_fn)))
+        vg = batched_value_and_grad(setup, num_chains)
         iteration = kernel.build_iteration(vg)
         return Program(lambda z, _: kernel.init(z, vg),
                        _build_chunk(lambda _: iteration, kernel.empty_draw, shards), shards), ()

@@ -1,6 +1,6 @@
 """Compilation, devices, and the capabilities library code may branch on.
 
-A backend describes what its framework can do with three class attributes instead of library
+A backend describes what its framework can do with class attributes instead of library
 code guessing (no ``try``/``except`` around an op, no ``if backend.name == ...`` above
 ``backends/``). The conformance suite (``tests/backends/test_capabilities.py``) checks that each
 backend's declared values hold.
@@ -9,7 +9,8 @@ backend's declared values hold.
     Whether ``jit`` turns a pure array function (no Python control flow on values, no random
     draws) into a compiled program that later calls run without re-executing the Python body.
     JAX: yes (``jax.jit``); torch: yes (a traced TorchScript graph; ``False`` when the
-    environment sets ``PPL_TORCH_JIT=none``); numpy: no (``jit`` is the identity).
+    environment sets ``PPL_TORCH_JIT=none``); numpy: yes (a recorded tape of NumPy calls,
+    replayed; functions whose Python reads their inputs run eagerly).
 ``compiles_control_flow``
     Whether ``while_loop``/``fori_loop``/``scan``/``cond`` become part of the compiled program
     (the loop body is traced once, not run once per iteration), so a whole chunk of sampler
@@ -22,6 +23,13 @@ backend's declared values hold.
     (a batching rule for its key-seeded draws); numpy: yes (its ``vmap`` is a loop). Read by
     ``Predictive`` (``inference/predictive.py``), which loops over the draws where it is
     ``False``. The default is ``False``: a new backend opts in once its samplers batch.
+
+``vmap_is_loop``
+    Whether ``vmap`` runs the function once per batch member (a Python loop) instead of once on
+    the whole batch. numpy: yes; JAX, torch (``torch.func.vmap``) and TensorFlow
+    (``tf.vectorized_map``): no. Read by ``inference/chain_plate.py``, which then runs a model
+    once for all chains (a chain plate) where that gives what the loop gives. The default is
+    ``False``: a new backend whose ``vmap`` is a loop opts in to the batching.
 
 ``device_count()`` is the number of devices ``pmap`` spreads a leading axis over (1 where it
 cannot); the MCMC driver runs ``"parallel"`` chains with ``pmap`` when it is at least the
@@ -44,6 +52,8 @@ class Compile:
     compiles_control_flow: bool = False
     #: ``vmap`` over keys gives one independent draw per key
     vmap_random_draws: bool = False
+    #: ``vmap`` calls the function once per batch member
+    vmap_is_loop: bool = False
 
     def jit(self, fun, static_argnums=()):
         """Compile ``fun`` where the backend can (``jit_compiles``); the identity elsewhere."""

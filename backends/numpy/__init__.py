@@ -2,7 +2,9 @@
 
 * ``grad``/``value_and_grad`` are autograd's reverse mode; gradients flow through Python loops,
   so ``scan``/``fori_loop`` (eager loops here) are differentiable (:mod:`.autodiff`).
-* ``vmap`` loops over the mapped axis and stacks; ``jit`` is the identity (nothing compiles).
+* ``vmap`` loops over the mapped axis and stacks; ``jit`` records the NumPy calls of a pure
+  array function once per input signature, its gradient's included, and replays them
+  (:mod:`.tape`, :mod:`.replay`); a function whose Python reads its inputs runs eagerly.
 * Random keys are two ``uint64`` words of key material for NumPy's counter-based Philox
   generator (:mod:`.random`).
 * Ops autograd lacks are autograd primitives with their VJPs (:mod:`.primitives`).

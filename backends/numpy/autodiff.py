@@ -1,6 +1,7 @@
 """numpy backend: autograd's reverse mode for ``grad``/``value_and_grad`` (gradients flow through
 Python loops, so the eager ``scan``/``fori_loop`` are differentiable) and a ``vmap`` that loops
-over the mapped axis and stacks the results."""
+over the mapped axis and stacks the results. Inside a ``jit`` recording the gradient is taken on
+the tape instead, so that the backward pass is recorded too (:mod:`.reverse`)."""
 
 from __future__ import annotations
 
@@ -10,6 +11,8 @@ from autograd.extend import vspace
 from autograd.tracer import getval
 
 from ppl.backends import tree
+from ppl.backends.numpy import reverse
+from ppl.backends.numpy import tape as _tape
 
 __all__ = ["NumpyAutodiff"]
 
@@ -34,11 +37,17 @@ class NumpyAutodiff:
                     aux_box.append(aux)
                 return out
 
-            vjp, value = make_vjp(f, tuple(args[i] for i in nums))
-            grads = vjp(vspace(value).ones())
+            xs = tuple(args[i] for i in nums)
+            tape = _tape.current()
+            if tape is not None:
+                value, grads = reverse.value_and_grad(tape, lambda *x: f(x), xs)
+                strip = _tape.nodiff
+            else:
+                vjp, value = make_vjp(f, xs)
+                grads, strip = vjp(vspace(value).ones()), getval
             grads = tuple(grads) if multiple else grads[0]
             if has_aux:
-                return (value, tree.map(getval, aux_box[0])), grads
+                return (value, tree.map(strip, aux_box[0])), grads
             return value, grads
 
         return wrapped
@@ -77,4 +86,4 @@ class NumpyAutodiff:
         return wrapped
 
     def stop_gradient(self, x):
-        return getval(x)
+        return _tape.stop_gradient(x) if _tape.current() is not None else getval(x)

@@ -15,6 +15,7 @@ from autograd.tracer import Box, getval
 from ppl.backends import tree
 from ppl.backends.common.dtypes import dtype_name
 from ppl.backends.numpy import primitives as prims
+from ppl.backends.numpy.tape import concrete, nodiff
 
 __all__ = ["NumpyCore"]
 
@@ -76,7 +77,7 @@ class NumpyCore:
         return arr
 
     def to_numpy(self, x):
-        return np.asarray(getval(x) if isinstance(x, Box) else tree.map(getval, x))
+        return np.asarray(concrete(x) if isinstance(x, Box) else tree.map(concrete, x))
 
     def is_array(self, x):
         return isinstance(x, (np.ndarray, np.generic, Box))
@@ -93,7 +94,10 @@ class NumpyCore:
     def astype(self, x, dtype):
         dtype = self._dt(dtype)
         if isinstance(x, Box):
-            return x.astype(dtype) if dtype.kind == "f" else np.asarray(getval(x)).astype(dtype)
+            if dtype.kind == "f":
+                return x.astype(dtype)
+            x = nodiff(x)      # a recorded value stays recorded (no derivative: not float)
+            return x.astype(dtype) if isinstance(x, Box) else np.asarray(x).astype(dtype)
         return np.asarray(x).astype(dtype)
 
     # ------------------------------------------------------------------ creation
@@ -106,7 +110,7 @@ class NumpyCore:
     def full(self, shape, fill_value, dtype=None):
         if dtype is None and isinstance(fill_value, (bool, int, np.integer, np.bool_)):
             dtype = np.bool_ if isinstance(fill_value, (bool, np.bool_)) else np.int64
-        return np.full(shape, getval(fill_value), self._dt(dtype))
+        return np.full(shape, concrete(fill_value), self._dt(dtype))
 
     def arange(self, start, stop=None, step=1, dtype=None):
         out = np.arange(start, stop, step) if stop is not None else np.arange(start)
@@ -161,10 +165,17 @@ class NumpyCore:
 
     def where(self, condition, x, y):
         # Broadcast first: autograd's VJP of where does not undo broadcasting of its operands.
+        condition = nodiff(condition)     # a recorded mask stays recorded (jit)
         if not (isinstance(x, Box) or isinstance(y, Box)):
-            return np.where(condition, x, y)
+            return anp.where(condition, x, y) if isinstance(condition, Box) \
+                else np.where(condition, x, y)
         shape = np.broadcast_shapes(anp.shape(condition), anp.shape(x), anp.shape(y))
-        return anp.where(np.broadcast_to(getval(condition), shape),
+        # the dtype np.where gives unboxed operands (a Python number next to a float32 array
+        # stays float32), not that of a broadcast copy of the number
+        dtype = np.result_type(getval(x), getval(y))
+        x, y = (v if isinstance(v, Box) else np.asarray(v, dtype) for v in (x, y))
+        broadcast = anp.broadcast_to if isinstance(condition, Box) else np.broadcast_to
+        return anp.where(broadcast(condition, shape),
                          self.broadcast_to(x, shape), self.broadcast_to(y, shape))
 
     def clip(self, x, min=None, max=None):
@@ -191,16 +202,16 @@ class NumpyCore:
         return anp.min(x, axis=_axis(axis), keepdims=keepdims)
 
     def argmax(self, x, axis=None, keepdims=False):
-        return np.argmax(getval(x), axis=axis, keepdims=keepdims)
+        return anp.argmax(nodiff(x), axis=axis, keepdims=keepdims)
 
     def argmin(self, x, axis=None, keepdims=False):
-        return np.argmin(getval(x), axis=axis, keepdims=keepdims)
+        return anp.argmin(nodiff(x), axis=axis, keepdims=keepdims)
 
     def all(self, x, axis=None, keepdims=False):
-        return np.all(getval(x), axis=_axis(axis), keepdims=keepdims)
+        return anp.all(nodiff(x), axis=_axis(axis), keepdims=keepdims)
 
     def any(self, x, axis=None, keepdims=False):
-        return np.any(getval(x), axis=_axis(axis), keepdims=keepdims)
+        return anp.any(nodiff(x), axis=_axis(axis), keepdims=keepdims)
 
     def cumsum(self, x, axis=0):
         return anp.cumsum(x, axis=axis)
@@ -210,10 +221,10 @@ class NumpyCore:
 
     def sort(self, x, axis=-1):
         # argsort + gather, since autograd differentiates np.sort of 1-D arrays only.
-        return self.take_along_axis(x, np.argsort(getval(x), axis=axis), axis)
+        return self.take_along_axis(x, np.argsort(concrete(x), axis=axis), axis)
 
     def argsort(self, x, axis=-1):
-        return np.argsort(getval(x), axis=axis)
+        return anp.argsort(nodiff(x), axis=axis)
 
     # ------------------------------------------------------------------ shapes
     def reshape(self, x, shape):
@@ -260,7 +271,7 @@ class NumpyCore:
 
     def take(self, x, indices, axis=None):
         # Fancy indexing, since autograd has no VJP for np.take.
-        idx = np.asarray(getval(indices))
+        idx = np.asarray(concrete(indices))
         if axis is None:
             return anp.reshape(x, (-1,))[idx]
         axis = axis % anp.ndim(x)
@@ -270,7 +281,7 @@ class NumpyCore:
 
     def take_along_axis(self, x, indices, axis):
         # Fancy indexing with open grids, since autograd has no VJP for take_along_axis.
-        idx = np.asarray(getval(indices))
+        idx = np.asarray(concrete(indices))
         ndim = anp.ndim(x)
         axis = axis % ndim
         shape = np.broadcast_shapes(

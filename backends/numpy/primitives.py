@@ -103,15 +103,18 @@ def solve_triangular(a, b, lower=True):
     return _tri_solve(a, b, lower).astype(np.result_type(a, b), copy=False)
 
 
+# The VJPs are written with primitives (not raw NumPy on the arguments), so that they can be
+# recorded by the numpy jit (:mod:`.tape`) and differentiated again.
 def _tri_grad_b(ans, a, b, lower=True):
-    return lambda g: unbroadcast(_tri_solve(np.swapaxes(a, -1, -2), g, not lower), np.shape(b))
+    return lambda g: unbroadcast(solve_triangular(anp.swapaxes(a, -1, -2), g, not lower),
+                                 np.shape(b))
 
 
 def _tri_grad_a(ans, a, b, lower=True):
     def vjp(g):
-        gb = _tri_solve(np.swapaxes(a, -1, -2), g, not lower)
-        ga = -np.matmul(gb, np.swapaxes(ans, -1, -2))
-        ga = np.tril(ga) if lower else np.triu(ga)
+        gb = solve_triangular(anp.swapaxes(a, -1, -2), g, not lower)
+        ga = -anp.matmul(gb, anp.swapaxes(ans, -1, -2))
+        ga = anp.tril(ga) if lower else anp.triu(ga)
         return unbroadcast(ga, np.shape(a))
     return vjp
 
@@ -124,10 +127,14 @@ def cumprod(x, axis):
     return np.cumprod(x, axis=axis)
 
 
+def _flip(x, axis):
+    return x[(slice(None),) * (axis % anp.ndim(x)) + (slice(None, None, -1),)]
+
+
 def _cumprod_vjp(ans, x, axis):
     # d y_j / d x_i = y_j / x_i for j >= i (x nonzero): a reversed cumulative sum.
     def vjp(g):
-        rev = np.flip(np.cumsum(np.flip(g * ans, axis), axis=axis), axis)
+        rev = _flip(anp.cumsum(_flip(g * ans, axis), axis=axis), axis)
         return rev / x
     return vjp
 

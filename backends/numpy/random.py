@@ -1,19 +1,25 @@
 """numpy backend: random keys and samplers.
 
 A key is two ``uint64`` words of key material for NumPy's counter-based Philox generator: every
-draw builds ``Generator(Philox(key=key))``, so no global random state is touched and the same
-key gives the same draw. Gamma draws are reparameterised in ``a`` through the autograd primitive
+draw is that of a fresh ``Generator(Philox(key=key))`` (one generator per thread, reset to the
+key's starting state), so no global random state is touched and the same key gives the same
+draw. Gamma draws are reparameterised in ``a`` through the autograd primitive
 :func:`ppl.backends.numpy.primitives.standard_gamma`.
 """
 
 from __future__ import annotations
 
+import threading
+
 import numpy as np
-from autograd.tracer import Box, getval
+from autograd.tracer import Box
 
 from ppl.backends.numpy import primitives as prims
+from ppl.backends.numpy.tape import concrete
 
 __all__ = ["NumpyRandom"]
+
+_LOCAL = threading.local()
 
 
 class NumpyRandom:
@@ -23,21 +29,32 @@ class NumpyRandom:
         return np.random.SeedSequence(int(seed)).generate_state(2, np.uint64)
 
     def _gen(self, key):
-        key = np.asarray(getval(key))
+        key = np.asarray(concrete(key))
         if key.shape != (2,) or key.dtype != np.uint64:
             raise TypeError(
                 f"expected a key from ppl.random.key / ppl.random.split (uint64[2]), got an "
                 f"array of dtype {key.dtype} and shape {key.shape}. Make one with "
                 "ppl.random.key(seed)."
             )
-        return np.random.Generator(np.random.Philox(key=key))
+        # one Philox generator per thread, set to the state Philox(key=key) starts in (4x
+        # cheaper than building one per draw; the same draws)
+        cached = getattr(_LOCAL, "generator", None)
+        if cached is None:
+            bits = np.random.Philox(key=key)
+            _LOCAL.generator = cached = (bits, np.random.Generator(bits))
+            return cached[1]
+        cached[0].state = {"bit_generator": "Philox",
+                           "state": {"counter": np.zeros(4, np.uint64), "key": key},
+                           "buffer": np.zeros(4, np.uint64), "buffer_pos": 4, "has_uint32": 0,
+                           "uinteger": 0}
+        return cached[1]
 
     def random_split(self, key, num=2):
         return self._gen(key).integers(0, 2**64 - 1, size=(int(num), 2), dtype=np.uint64,
                                        endpoint=True)
 
     def random_fold_in(self, key, data):
-        words = [int(w) for w in np.asarray(key)] + [int(data) & (2**64 - 1)]
+        words = [int(w) for w in np.asarray(concrete(key))] + [int(concrete(data)) & (2**64 - 1)]
         return np.random.SeedSequence(words).generate_state(2, np.uint64)
 
     def random_uniform(self, key, shape=(), dtype=None, minval=0.0, maxval=1.0):
@@ -50,13 +67,13 @@ class NumpyRandom:
     # NumPy's samplers return Python scalars for 0-d parameters: np.asarray keeps arrays.
     def random_gamma(self, key, a, shape=None, dtype=None):
         shape = self._shape_of(shape, a)
-        noise = np.asarray(self._gen(key).standard_gamma(np.broadcast_to(getval(a), shape)))
+        noise = np.asarray(self._gen(key).standard_gamma(np.broadcast_to(concrete(a), shape)))
         noise = noise.astype(self._dt(dtype))
         return prims.standard_gamma(a, noise) if isinstance(a, Box) else noise
 
     def random_poisson(self, key, lam, shape=None, dtype=None):
         shape = self._shape_of(shape, lam)
-        out = np.asarray(self._gen(key).poisson(np.broadcast_to(getval(lam), shape)))
+        out = np.asarray(self._gen(key).poisson(np.broadcast_to(concrete(lam), shape)))
         return out.astype(self._dt(dtype or "int64"))
 
     def random_randint(self, key, shape, minval, maxval, dtype=None):
@@ -65,6 +82,6 @@ class NumpyRandom:
 
     def random_binomial(self, key, n, p, shape=None, dtype=None):
         shape = self._shape_of(shape, n, p)
-        out = self._gen(key).binomial(np.broadcast_to(getval(n), shape).astype(np.int64),
-                                      np.broadcast_to(getval(p), shape))
+        out = self._gen(key).binomial(np.broadcast_to(concrete(n), shape).astype(np.int64),
+                                      np.broadcast_to(concrete(p), shape))
         return np.asarray(out).astype(self._dt(dtype))
