@@ -84,8 +84,10 @@ def run_ppl(model_name, seed, *, chains, warmup, samples, cache):
         steps = np.asarray(ops.to_numpy(ef["num_steps"]))
         div = int(np.asarray(ops.to_numpy(ef["diverging"])).sum())
     # only the sampling phase's steps are recorded: scale to warmup + sampling
-    return _row("ppl[tensorflow]", model_name, seed, wall, draws,
-                steps.sum() * (warmup + samples) / samples, div)
+    row = _row("ppl[tensorflow]", model_name, seed, wall, draws,
+               steps.sum() * (warmup + samples) / samples, div)
+    row["timings"] = dict(mcmc.timings)      # setup, compile, warmup, sampling (seconds)
+    return row
 
 
 # ------------------------------------------------------------------------------ TFP
@@ -222,7 +224,9 @@ def main(argv=None):
         for seed in (int(s) for s in opts.seeds.split(",")):
             for run in (run_tfp, run_ppl):
                 rows.append(run(model, seed, **size, cache=caches[run]))
-                print(_table(rows[-1:]).splitlines()[-1], flush=True)
+                timings = rows[-1].get("timings")
+                print(_table(rows[-1:]).splitlines()[-1],
+                      " ".join(f"{k} {v:.2f}s" for k, v in (timings or {}).items()), flush=True)
     print(_table(rows))
     print()
     print(_summary(rows, models))

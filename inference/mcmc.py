@@ -228,7 +228,7 @@ class MCMC:
                                         num_chains=self.num_chains,
                                         parallel=method == "parallel")
             carry, num_warmup = self._start(setup.init_position, program, data)
-            self._postprocess = setup.postprocess_fn
+            self._postprocess = (program.postprocess, data)
             self._model_call = (args, kwargs)
             self._schedule = (num_warmup, num_samples)
             runner = ChainRunner(self.kernel, program, data, num_warmup=num_warmup,
@@ -294,12 +294,13 @@ class MCMC:
             C, N, D = result.positions.shape
             dtype = ops.backend().dtype
             flat = result.positions.reshape(C * N, D)
-            if self._postprocess is None:
+            postprocess, data = self._postprocess or (None, ())
+            if postprocess is None:
                 self._samples = ops.asarray(result.positions, dtype)
             elif C * N == 0:
                 self._samples = {}
             else:
-                out = ops.jit(ops.vmap(self._postprocess))(ops.asarray(flat, dtype))
+                out = postprocess(ops.asarray(flat, dtype), data)
                 self._samples = {k: ops.reshape(v, (C, N) + tuple(ops.shape(v))[1:])
                                  for k, v in out.items()}
         return tree.map(lambda v: v if group_by_chain else
