@@ -146,19 +146,29 @@ def scale(out, chains=4, warmup=300, samples=300):
 
 
 def scale_one(n, cfg_kw):
+    """One row of :func:`scale`: the run's peak RSS, and its growth over the process's RSS
+    before the run (JAX, XLA and the data already loaded), against the data and the draws."""
     import resource
+
+    import jax
 
     from benchmarks.problems import get_problems
     from benchmarks.runners import RUNNERS, Config
+
+    def rss_mb():
+        return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+
     problem = get_problems([f"logistic_N{n}_D100"])[0]
+    jax.jit(lambda v: v + 1)(1.0)                  # XLA started: part of the baseline
     cfg = Config(**cfg_kw)
+    before = rss_mb()
     res = RUNNERS["ppl"](problem, 0, cfg)
-    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    peak = rss_mb()
     data_mb = problem.args[0].nbytes / 2 / 2**20 + problem.kwargs["y"].nbytes / 2 / 2**20
     draws_mb = cfg.chains * cfg.samples * 101 * 4 / 2**20
     print(f"N={n:>7} D=100: {1e6 * res.wall / res.grads:8.1f} us/grad (wall {res.wall:.1f}s, "
-          f"{res.grads:.0f} grads), peak RSS {peak:7.0f} MB, float32 data {data_mb:.1f} MB + "
-          f"draws {draws_mb:.1f} MB ({load()})")
+          f"{res.grads:.0f} grads), peak RSS {peak:6.0f} MB, of which the run {peak - before:6.0f}"
+          f" MB; float32 data {data_mb:.1f} MB + draws {draws_mb:.1f} MB ({load()})")
 
 
 def main(argv=None):

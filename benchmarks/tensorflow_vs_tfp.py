@@ -14,15 +14,22 @@ runs 4 chains of 1000 warmup + 1000 draws, in float32, for each seed:
   Initial points are uniform on ``(-2, 2)`` in unconstrained space, as ppl's
   ``init_to_uniform``.
 
+Each sampler reuses what a user would reuse between runs in one process: ppl its ``MCMC``
+object (whose compiled programs are cached on the kernel), TFP its ``tf.function`` (initial
+state and seed are arguments), so the first seed pays the compilation and later seeds do not,
+alike for both.
+
 Reported per run: wall time (setup, tracing, compilation, warmup and sampling), the smallest
 bulk ESS over all parameters (``theta`` included for eight schools), ESS/s, ESS per 1000
-gradient evaluations (leapfrog steps of all chains, warmup included) and divergences; then the
-mean over seeds. The machine load (1-minute load average) is printed before and after.
+gradient evaluations (leapfrog steps of all chains, warmup included) and divergences; then per
+model and sampler the median over seeds, the first (cold) run alone, and ppl's ratio to TFP.
+The machine load (1-minute load average) is printed with every row.
 
 Usage::
 
     python benchmarks/tensorflow_vs_tfp.py                     # both models, seeds 0 1 2
     python benchmarks/tensorflow_vs_tfp.py --models eight_schools --seeds 0
+    python benchmarks/tensorflow_vs_tfp.py --warmup 500 --samples 500    # quicker
 """
 
 from __future__ import annotations
@@ -53,11 +60,11 @@ def _row(sampler, model, seed, wall, samples, grads, div):
     ess = min_ess(samples)
     return {"sampler": sampler, "model": model, "seed": seed, "wall_s": wall, "min_ess": ess,
             "ess_per_s": ess / wall, "ess_per_kgrad": 1000 * ess / max(grads, 1),
-            "divergences": div}
+            "divergences": div, "load": os.getloadavg()[0]}
 
 
 # ------------------------------------------------------------------------------ ppl
-def run_ppl(model_name, seed, *, chains, warmup, samples):
+def run_ppl(model_name, seed, *, chains, warmup, samples, cache):
     import ppl
     from ppl import ops
     from ppl.inference import MCMC, NUTS
@@ -65,8 +72,10 @@ def run_ppl(model_name, seed, *, chains, warmup, samples):
     args, y = _data(model_name)
     with ppl.use_backend("tensorflow", dtype="float32"):
         t0 = time.perf_counter()
-        mcmc = MCMC(NUTS(ppl_models()[model_name]), num_warmup=warmup, num_samples=samples,
-                    num_chains=chains, progress_bar=False)
+        if "mcmc" not in cache:
+            cache["mcmc"] = MCMC(NUTS(ppl_models()[model_name]), num_warmup=warmup,
+                                 num_samples=samples, num_chains=chains, progress_bar=False)
+        mcmc = cache["mcmc"]
         mcmc.run(seed, *[ops.asarray(a) for a in args], y=ops.asarray(y))
         draws = {k: np.asarray(ops.to_numpy(v))
                  for k, v in mcmc.get_samples(group_by_chain=True).items()}
@@ -75,8 +84,10 @@ def run_ppl(model_name, seed, *, chains, warmup, samples):
         steps = np.asarray(ops.to_numpy(ef["num_steps"]))
         div = int(np.asarray(ops.to_numpy(ef["diverging"])).sum())
     # only the sampling phase's steps are recorded: scale to warmup + sampling
-    return _row("ppl[tensorflow]", model_name, seed, wall, draws,
-                steps.sum() * (warmup + samples) / samples, div)
+    row = _row("ppl[tensorflow]", model_name, seed, wall, draws,
+               steps.sum() * (warmup + samples) / samples, div)
+    row["timings"] = dict(mcmc.timings)      # setup, compile, warmup, sampling (seconds)
+    return row
 
 
 # ------------------------------------------------------------------------------ TFP
@@ -117,15 +128,10 @@ def _tfp_target(model_name):
         to_samples
 
 
-def run_tfp(model_name, seed, *, chains, warmup, samples):
+def _tfp_sampler(log_prob, bijectors, *, warmup, samples):
     import tensorflow as tf
     import tensorflow_probability as tfp
 
-    t0 = time.perf_counter()
-    log_prob, bijectors, shapes, to_samples = _tfp_target(model_name)
-    rng = np.random.default_rng(seed)
-    init = [tf.constant(b.forward(rng.uniform(-2, 2, size=(chains,) + s).astype(np.float32)))
-            for b, s in zip(bijectors, shapes)]
     nuts = tfp.mcmc.NoUTurnSampler(log_prob, step_size=1.0, max_tree_depth=10)
     kernel = tfp.mcmc.DualAveragingStepSizeAdaptation(
         tfp.mcmc.TransformedTransitionKernel(nuts, bijectors),
@@ -142,7 +148,22 @@ def run_tfp(model_name, seed, *, chains, warmup, samples):
             trace_fn=lambda _, pkr: (pkr.inner_results.inner_results.leapfrogs_taken,
                                      pkr.inner_results.inner_results.has_divergence), seed=seed)
 
-    states, (leapfrogs, diverging) = sample(init, tf.constant([seed, 0], tf.int32))
+    return sample
+
+
+def run_tfp(model_name, seed, *, chains, warmup, samples, cache):
+    import tensorflow as tf
+
+    t0 = time.perf_counter()
+    if "target" not in cache:
+        cache["target"] = _tfp_target(model_name)
+    log_prob, bijectors, shapes, to_samples = cache["target"]
+    rng = np.random.default_rng(seed)
+    init = [tf.constant(b.forward(rng.uniform(-2, 2, size=(chains,) + s).astype(np.float32)))
+            for b, s in zip(bijectors, shapes)]
+    if "sample" not in cache:
+        cache["sample"] = _tfp_sampler(log_prob, bijectors, warmup=warmup, samples=samples)
+    states, (leapfrogs, diverging) = cache["sample"](init, tf.constant([seed, 0], tf.int32))
     draws = {k: np.swapaxes(np.asarray(v), 0, 1) for k, v in to_samples(states).items()}
     wall = time.perf_counter() - t0
     # leapfrogs of the sampling phase are traced: scale to warmup + sampling
@@ -152,12 +173,36 @@ def run_tfp(model_name, seed, *, chains, warmup, samples):
 
 # ------------------------------------------------------------------------------ main
 def _table(rows):
-    head = "| model | sampler | seed | wall s | min ESS | ESS/s | ESS/1000 grads | div |"
-    lines = [head, "|" + "---|" * 8]
+    head = ("| model | sampler | seed | wall s | min ESS | ESS/s | ESS/1000 grads | div | "
+            "load |")
+    lines = [head, "|" + "---|" * 9]
     for r in rows:
         lines.append(f"| {r['model']} | {r['sampler']} | {r['seed']} | {r['wall_s']:.1f} | "
                      f"{r['min_ess']:.0f} | {r['ess_per_s']:.1f} | {r['ess_per_kgrad']:.1f} | "
-                     f"{r['divergences']:g} |")
+                     f"{r['divergences']:g} | {r['load']:.1f} |")
+    return "\n".join(lines)
+
+
+def _summary(rows, models):
+    """Per model and sampler: medians over seeds, the first run, and ppl / TFP."""
+    lines = ["| model | sampler | median wall s | median ESS/s | first-run wall s | "
+             "first-run ESS/s | ESS/1000 grads | ppl / TFP (median, first run) |",
+             "|" + "---|" * 8]
+    for model in models:
+        med = {}
+        for sampler in ("tfp", "ppl[tensorflow]"):
+            rs = [r for r in rows if r["model"] == model and r["sampler"] == sampler]
+            if not rs:
+                continue
+            med[sampler] = (float(np.median([r["ess_per_s"] for r in rs])), rs[0]["ess_per_s"])
+            ratio = ""
+            if sampler != "tfp" and "tfp" in med:
+                ratio = (f"{med[sampler][0] / med['tfp'][0]:.2f}x, "
+                         f"{med[sampler][1] / med['tfp'][1]:.2f}x")
+            lines.append(
+                f"| {model} | {sampler} | {np.median([r['wall_s'] for r in rs]):.1f} | "
+                f"{med[sampler][0]:.1f} | {rs[0]['wall_s']:.1f} | {rs[0]['ess_per_s']:.1f} | "
+                f"{np.median([r['ess_per_kgrad'] for r in rs]):.1f} | {ratio} |")
     return "\n".join(lines)
 
 
@@ -173,19 +218,18 @@ def main(argv=None):
     print(f"load average before: {os.getloadavg()[0]:.2f} (cores: {os.cpu_count()})",
           flush=True)
     rows = []
-    for model in opts.models.split(","):
+    models = opts.models.split(",")
+    for model in models:
+        caches = {run_tfp: {}, run_ppl: {}}
         for seed in (int(s) for s in opts.seeds.split(",")):
             for run in (run_tfp, run_ppl):
-                rows.append(run(model, seed, **size))
-                print(_table(rows[-1:]).splitlines()[-1], flush=True)
-    means = []
-    numeric = ("wall_s", "min_ess", "ess_per_s", "ess_per_kgrad", "divergences")
-    for model in opts.models.split(","):
-        for sampler in ("tfp", "ppl[tensorflow]"):
-            rs = [r for r in rows if r["model"] == model and r["sampler"] == sampler]
-            means.append({"sampler": sampler, "model": model, "seed": "mean"}
-                         | {k: float(np.mean([r[k] for r in rs])) for k in numeric})
-    print(_table(rows + means))
+                rows.append(run(model, seed, **size, cache=caches[run]))
+                timings = rows[-1].get("timings")
+                print(_table(rows[-1:]).splitlines()[-1],
+                      " ".join(f"{k} {v:.2f}s" for k, v in (timings or {}).items()), flush=True)
+    print(_table(rows))
+    print()
+    print(_summary(rows, models))
     print(f"load average after: {os.getloadavg()[0]:.2f}")
 
 

@@ -46,6 +46,7 @@ class KernelSetup(NamedTuple):
     layout: object | None        # ParamLayout of the model's latent sites
     potential_of_args: Callable  # (model_args, model_kwargs) -> potential_fn, for programs
     #                              that take the data as arguments (ppl.inference.programs)
+    postprocess_of_args: Callable | None = None   # likewise for postprocess_fn
     chain_plate: object = None   # the model run once for all chains (inference.chain_plate)
 
 
@@ -135,7 +136,8 @@ class _HMCFamily:
         if init_params is not None:
             z = _flat_init(init_params, num_chains, info.layout)
         return KernelSetup(z, info.potential_fn, info.postprocess_fn, info.layout,
-                           info.potential_of_args, info.chain_plate)
+                           info.potential_of_args, info.postprocess_of_args,
+                           info.chain_plate)
 
     def build_kernel(self) -> Callable:
         """``kernel(rng_key, state, potential_and_grad_fn, step_size, inverse_mass_matrix)``."""

@@ -19,7 +19,6 @@ from ppl.backends import tree
 from ppl.inference import hmc
 from ppl.inference.adaptation import AdaptState
 from ppl.inference.arviz import mcmc_groups, to_inference_data
-from ppl.inference.chain_plate import postprocess_draws
 from ppl.inference.chains import CHAIN_METHODS, ChainRunner, RunResult
 from ppl.inference.programs import get_program
 from ppl.inference.run_warnings import run_problems, warn_problems
@@ -149,7 +148,6 @@ class MCMC:
         self.post_warmup_state: MCMCState | None = None
         self._result: RunResult | None = None
         self._postprocess = None
-        self._chain_plate = None
         self._samples = None
         self._model_call = None
         #: ``True`` when the last run was stopped by Ctrl-C (``KeyboardInterrupt``).
@@ -230,8 +228,7 @@ class MCMC:
                                         num_chains=self.num_chains,
                                         parallel=method == "parallel")
             carry, num_warmup = self._start(setup.init_position, program, data)
-            self._postprocess = setup.postprocess_fn
-            self._chain_plate = setup.chain_plate
+            self._postprocess = (program.postprocess, data)
             self._model_call = (args, kwargs)
             self._schedule = (num_warmup, num_samples)
             runner = ChainRunner(self.kernel, program, data, num_warmup=num_warmup,
@@ -297,13 +294,13 @@ class MCMC:
             C, N, D = result.positions.shape
             dtype = ops.backend().dtype
             flat = result.positions.reshape(C * N, D)
-            if self._postprocess is None:
+            postprocess, data = self._postprocess or (None, ())
+            if postprocess is None:
                 self._samples = ops.asarray(result.positions, dtype)
             elif C * N == 0:
                 self._samples = {}
             else:
-                out = postprocess_draws(self._postprocess, self._chain_plate,
-                                        ops.asarray(flat, dtype))
+                out = postprocess(ops.asarray(flat, dtype), data)
                 self._samples = {k: ops.reshape(v, (C, N) + tuple(ops.shape(v))[1:])
                                  for k, v in out.items()}
         return tree.map(lambda v: v if group_by_chain else

@@ -2,16 +2,24 @@
 sites, the potential ``z -> -(log joint + log|det J|)``, the map back to constrained values, and
 valid starting points (Stan's initialisation: retry until the density and its gradient are
 finite, and say which sites are at fault when none is found).
+
+Where the backend compiles (JAX, TensorFlow) the first draw of every chain is checked in one
+batched call of a compiled gradient that takes the model's data as arguments and is cached per
+model and argument structure, so a second run with a new seed or new data of the same shapes
+compiles nothing here; only when a chain's first draw is not finite does the per-chain retry
+loop run.
 """
 
 from __future__ import annotations
 
+import weakref
 from collections.abc import Callable
 from typing import Any, NamedTuple
 
 import numpy as np
 
 from ppl import ops, random
+from ppl.backends import tree
 from ppl.distributions.transforms import biject_to
 from ppl.enumeration import enum, first_enumerated_dim, is_enumerated
 from ppl.handlers import seed, substitute, trace
@@ -25,7 +33,7 @@ from ppl.inference.util import (
     site_log_prob,
 )
 
-__all__ = ["ModelInfo", "initialize_model"]
+__all__ = ["ModelInfo", "initialize_model", "split_data"]
 
 Array = Any
 
@@ -41,9 +49,68 @@ class ModelInfo(NamedTuple):
     #: (enumerated sites summed out as in ``potential_fn``); compiled programs take the data
     #: as arguments through it
     potential_of_args: Callable
+    #: ``(model_args, model_kwargs) -> postprocess_fn``, likewise
+    postprocess_of_args: Callable | None = None
     #: the model's functions of many parameter vectors at once (``None`` for enumerated
     #: models), for backends whose ``vmap`` is a loop (:mod:`ppl.inference.chain_plate`)
     chain_plate: ChainPlate | None = None
+
+
+def _hashable(v) -> bool:
+    try:
+        hash(v)
+    except TypeError:
+        return False
+    return True
+
+
+def split_data(args, kwargs):
+    """``(data, rebuild, static)``: the array leaves of ``(args, kwargs)``, a function putting
+    (traced) leaves back into the structure, and a hashable key of everything else."""
+    leaves, treedef = tree.flatten((tuple(args), dict(kwargs)))
+    dynamic = [ops.is_array(v) for v in leaves]
+    data = tuple(v for v, d in zip(leaves, dynamic) if d)
+    static = tuple(None if d else (v if _hashable(v) else ("id", id(v)))
+                   for v, d in zip(leaves, dynamic))
+
+    def rebuild(values):
+        it = iter(values)
+        return tree.unflatten(treedef, [next(it) if d else v for v, d in zip(leaves, dynamic)])
+
+    return data, rebuild, (treedef, static)
+
+
+#: model -> {(backend, argument structure, layout): compiled (z (C, D), data) -> (U, grad U)}
+_CHECKS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+
+
+def _batched_check(model, potential_of_args, layout, enumerated, model_args, model_kwargs):
+    """``check(z (C, D)) -> (U (C,), grad (C, D))`` through a compiled program cached per model
+    (see the module docstring)."""
+    data, rebuild, static = split_data(model_args, model_kwargs)
+    backend = ops.backend()
+    key = (backend.name, backend.dtype, str(backend.device), static, enumerated,
+           tuple(layout.names), tuple(map(tuple, layout.shapes)))
+    try:
+        cache = _CHECKS.setdefault(model, {})
+    except TypeError:                     # a model that cannot be weakly referenced
+        cache = {}
+    if key not in cache:
+        cache[key] = ops.jit(ops.vmap(ops.value_and_grad(
+            lambda z, values: potential_of_args(*rebuild(values))(z)), in_axes=(0, None)))
+    return lambda z: cache[key](z, data)
+
+
+def _first_draws_valid(keys, proto, init_trace, layout, check):
+    """The first draw of every chain (as the retry loop draws it), when every one of them has a
+    finite position, potential and gradient; else ``None``."""
+    traces = [proto] + [init_trace(random.split(keys[c], 2)[1]) for c in range(1, len(keys))]
+    z = ops.stack([_unconstrained_position(t, layout) for t in traces], axis=0)
+    if _not_finite(z):
+        return None
+    with np.errstate(all="ignore"):
+        pe, grad = check(z)
+    return None if _not_finite(pe) or _not_finite(grad) else z
 
 
 def _latent_sites(model_trace):
@@ -221,21 +288,27 @@ def initialize_model(rng_key, model, model_args=(), model_kwargs=None, *,
     def potential_of_args(args, kwargs):
         return lambda z: potential_energy(density_model, args, kwargs, layout.unravel(z))
 
+    def postprocess_of_args(args, kwargs):
+        return lambda z: constrain_fn(model, args, kwargs, layout.unravel(z))
+
     potential_fn = potential_of_args(model_args, model_kwargs)
+    postprocess_fn = postprocess_of_args(model_args, model_kwargs)
 
-    def postprocess_fn(z):
-        return constrain_fn(model, model_args, model_kwargs, layout.unravel(z))
-
-    value_and_grad = ops.jit(ops.value_and_grad(potential_fn))  # one compile, not one per op
-    positions = [
-        _find_valid_position(keys[c], init_trace, layout, value_and_grad, density_model,
-                             model_args,
-                             model_kwargs, max_tries=max_tries, first=proto if c == 0 else None,
-                             strategy=init_strategy)
-        for c in range(1 if num_chains is None else int(num_chains))
-    ]
-    init_position = positions[0] if num_chains is None else ops.stack(positions, axis=0)
+    init_position = None
+    if num_chains is not None and ops.backend().compiles_control_flow:
+        check = _batched_check(model, potential_of_args, layout, density_model is not model,
+                               model_args, model_kwargs)
+        init_position = _first_draws_valid(keys, proto, init_trace, layout, check)
+    if init_position is None:
+        value_and_grad = ops.jit(ops.value_and_grad(potential_fn))  # one compile, not per op
+        positions = [
+            _find_valid_position(keys[c], init_trace, layout, value_and_grad, density_model,
+                                 model_args, model_kwargs, max_tries=max_tries,
+                                 first=proto if c == 0 else None, strategy=init_strategy)
+            for c in range(1 if num_chains is None else int(num_chains))
+        ]
+        init_position = positions[0] if num_chains is None else ops.stack(positions, axis=0)
     plate = chain_plate(model, model_args, model_kwargs, layout, proto) \
         if ops.backend().vmap_is_loop else None
     return ModelInfo(init_position, potential_fn, postprocess_fn, layout, potential_of_args,
-                     plate)
+                     postprocess_of_args, plate)

@@ -16,6 +16,9 @@ data, as the potential's own compiled graph is what pays off there.
 With ``num_shards > 1`` the chunk runs with its chains split over devices
 (``ops.shard_chains``): each device advances its block of chains in lock-step, drawing with its
 own key (``keys[s]``), so ``num_shards`` single-chain blocks draw what ``"sequential"`` draws.
+
+A program also holds the map from unconstrained draws back to the model's sites
+(``postprocess(z, data)``), compiled once in the same way.
 """
 
 from __future__ import annotations
@@ -25,9 +28,9 @@ from collections.abc import Callable
 from typing import NamedTuple
 
 from ppl import ops, random
-from ppl.backends import tree
-from ppl.inference.chain_plate import batched_value_and_grad
+from ppl.inference.chain_plate import batched_value_and_grad, postprocess_draws
 from ppl.inference.kernels import WarmupFlags
+from ppl.inference.model_setup import split_data
 
 __all__ = ["Program", "split_data", "get_program"]
 
@@ -40,6 +43,7 @@ class Program(NamedTuple):
     init: Callable       # (position (C, D), data) -> carry
     chunk: Callable      # (carry, xs, key or (S, ...) keys, data) -> (carry, Draw)
     num_shards: int      # devices the chunk spreads chains over
+    postprocess: Callable | None = None   # (z (N, D), data) -> {site: (N, ...)}; None: raw z
 
 
 def _hashable(v) -> bool:
@@ -48,22 +52,6 @@ def _hashable(v) -> bool:
     except TypeError:
         return False
     return True
-
-
-def split_data(args, kwargs):
-    """``(data, rebuild, static)``: the array leaves of ``(args, kwargs)``, a function putting
-    (traced) leaves back into the structure, and a hashable key of everything else."""
-    leaves, treedef = tree.flatten((tuple(args), dict(kwargs)))
-    dynamic = [ops.is_array(v) for v in leaves]
-    data = tuple(v for v, d in zip(leaves, dynamic) if d)
-    static = tuple(None if d else (v if _hashable(v) else ("id", id(v)))
-                   for v, d in zip(leaves, dynamic))
-
-    def rebuild(values):
-        it = iter(values)
-        return tree.unflatten(treedef, [next(it) if d else v for v, d in zip(leaves, dynamic)])
-
-    return data, rebuild, (treedef, static)
 
 
 def _settings(kernel) -> tuple:
@@ -100,8 +88,11 @@ def get_program(kernel, setup, args, kwargs, *, num_chains: int, parallel: bool)
     if not backend.compiles_control_flow:
         vg = batched_value_and_grad(setup, num_chains)
         iteration = kernel.build_iteration(vg)
+        post = setup.postprocess_fn
         return Program(lambda z, _: kernel.init(z, vg),
-                       _build_chunk(lambda _: iteration, kernel.empty_draw, shards), shards), ()
+                       _build_chunk(lambda _: iteration, kernel.empty_draw, shards), shards,
+                       None if post is None else
+                       (lambda z, _: postprocess_draws(post, setup.chain_plate, z))), ()
     data, rebuild, static = split_data(args, kwargs)
     layout = setup.layout
     key = (backend.name, backend.dtype, str(backend.device), shards, static, _settings(kernel),
@@ -116,8 +107,11 @@ def get_program(kernel, setup, args, kwargs, *, num_chains: int, parallel: bool)
         def vg_of(values):
             return lambda z: vg_data(z, values)
 
+        post_of = setup.postprocess_of_args
+        post = None if post_of is None else ops.jit(ops.vmap(
+            lambda z, values: post_of(*rebuild(values))(z), in_axes=(0, None)))
         programs[key] = Program(
             ops.jit(lambda z, values: kernel.init(z, vg_of(values))),
             _build_chunk(lambda values: kernel.build_iteration(vg_of(values)),
-                         kernel.empty_draw, shards), shards)
+                         kernel.empty_draw, shards), shards, post)
     return programs[key], data

@@ -89,9 +89,20 @@ class JaxCompile:
         compiled = jax.jit(mapped, in_shardings=in_shardings,
                            out_shardings=_specs(out_axes, mesh))
 
+        def place(x, sharding):
+            if isinstance(x, jax.core.Tracer):      # inside another jit: a constraint
+                return jax.device_put(x, sharding)
+            if isinstance(x, jax.Array) and x.sharding == sharding:
+                return x          # the carry a previous call returned
+            if isinstance(x, jax.Array) and any(p is not None for p in sharding.spec):
+                # split over the mesh through the host: device_put of a device array onto a
+                # split sharding compiles a slicing program per shape (a first run's cost)
+                x = np.asarray(x)
+            return jax.device_put(x, sharding)
+
         def on_devices(*args):
-            # inputs on one device would select another executable: place them first (a
-            # no-op for the carry a previous call returned)
-            return compiled(*jax.device_put(args, in_shardings))
+            # inputs on one device would select another executable: place them first
+            return compiled(*(jax.tree_util.tree_map(lambda x, s=s: place(x, s), a)
+                              for a, s in zip(args, in_shardings)))
 
         return on_devices
