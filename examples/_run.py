@@ -35,12 +35,15 @@ def run_example(model, data, description, argv=None, *, dtype="float32", report=
     parser.add_argument("--num-samples", type=int, default=1000)
     parser.add_argument("--num-chains", type=int, default=4)
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--max-tree-depth", type=int, default=10,
+                        help="NUTS's largest tree: at most 2**depth - 1 leapfrog steps")
     args = parser.parse_args(argv)
 
     from ppl.inference import MCMC, NUTS
 
     with ppl.use_backend(args.backend, dtype=args.dtype):
-        mcmc = MCMC(NUTS(model), num_warmup=args.num_warmup, num_samples=args.num_samples,
+        kernel = NUTS(model, max_tree_depth=args.max_tree_depth)
+        mcmc = MCMC(kernel, num_warmup=args.num_warmup, num_samples=args.num_samples,
                     num_chains=args.num_chains)
         mcmc.run(args.seed, **data())
         mcmc.print_summary()
