@@ -56,12 +56,13 @@ class ModelInfo(NamedTuple):
     chain_plate: ChainPlate | None = None
 
 
-def _hashable(v) -> bool:
+def static_key(v):
+    """``v`` itself when it is hashable, else ``("id", id(v))``: a part of a cache key."""
     try:
         hash(v)
     except TypeError:
-        return False
-    return True
+        return ("id", id(v))
+    return v
 
 
 def split_data(args, kwargs):
@@ -70,7 +71,7 @@ def split_data(args, kwargs):
     leaves, treedef = tree.flatten((tuple(args), dict(kwargs)))
     dynamic = [ops.is_array(v) for v in leaves]
     data = tuple(v for v, d in zip(leaves, dynamic) if d)
-    static = tuple(None if d else (v if _hashable(v) else ("id", id(v)))
+    static = tuple(None if d else static_key(v)
                    for v, d in zip(leaves, dynamic))
 
     def rebuild(values):

@@ -30,7 +30,7 @@ from typing import NamedTuple
 from ppl import ops, random
 from ppl.inference.chain_plate import batched_value_and_grad, postprocess_draws
 from ppl.inference.kernels import WarmupFlags
-from ppl.inference.model_setup import split_data
+from ppl.inference.model_setup import split_data, static_key
 
 __all__ = ["Program", "split_data", "get_program"]
 
@@ -46,16 +46,8 @@ class Program(NamedTuple):
     postprocess: Callable | None = None   # (z (N, D), data) -> {site: (N, ...)}; None: raw z
 
 
-def _hashable(v) -> bool:
-    try:
-        hash(v)
-    except TypeError:
-        return False
-    return True
-
-
 def _settings(kernel) -> tuple:
-    return tuple((k, v if _hashable(v) else ("id", id(v)))
+    return tuple((k, static_key(v))
                  for k, v in sorted(vars(kernel).items()) if not k.startswith("_"))
 
 
