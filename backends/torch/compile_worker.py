@@ -108,9 +108,10 @@ def graph_key(gm, tensors, constants=()) -> str:
             if isinstance(value, torch.Tensor):
                 h.update(f"{attr}{tuple(value.shape)}{value.dtype}".encode())
                 h.update(value.detach().cpu().contiguous().view(-1).view(torch.uint8)
-                         .numpy().tobytes())
+                         .numpy())
     for value in constants:
-        h.update(value.detach().cpu().contiguous().view(-1).view(torch.uint8).numpy().tobytes())
+        # hashed in place (the data of a large model: no copy)
+        h.update(value.detach().cpu().contiguous().view(-1).view(torch.uint8).numpy())
     return h.hexdigest()[:32]
 
 
