@@ -1,6 +1,6 @@
 """Inductor compilation of traced loop graphs in a detached worker, shared between processes.
 
-Inductor compiles a traced loop graph ahead of time into C++ (``loops.compile_graph``); its FX
+Inductor compiles a traced loop graph ahead of time into C++ (``loop_graphs.compile_graph``); its FX
 graph cache keeps the result on disk (``TORCHINDUCTOR_CACHE_DIR``), so a later process pays a
 cache lookup (~3 s) instead of the compilation (~35 s for a NUTS transition on a loaded 2-core
 machine). This module adds what makes that usable from a sampler without making its first run
@@ -30,6 +30,8 @@ import sys
 import time
 
 import torch
+
+from ppl.backends.torch.loop_graphs import compile_graph
 
 __all__ = ["graph_key", "compiled_before", "failed_before", "compile_elsewhere", "prepare",
            "pickled", "portable"]
@@ -159,7 +161,6 @@ def compile_elsewhere(key: str, gm, tensors):
 def _work(job_path: str) -> int:
     """The worker: compile the graph of ``job_path`` and leave the marker."""
     import ppl.backends.torch  # noqa: F401  (the custom ops a graph may call)
-    from ppl.backends.torch.loops import compile_graph
 
     with open(job_path, "rb") as f:
         job = pickle.load(f)

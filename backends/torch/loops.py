@@ -34,6 +34,8 @@ import warnings
 import torch
 
 from ppl.backends import tree
+from ppl.backends.torch import compile_worker as worker
+from ppl.backends.torch import loop_graphs as graphs
 from ppl.backends.torch import tracing as _tracing
 
 __all__ = ["run_compiled", "loop_after", "inactive"]
@@ -206,7 +208,7 @@ def _trace(cond_fun, body_fun, w: _Walk, leaves, treedef):
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            return _constants_to_inputs(_lift_constants(
+            return graphs.constants_to_inputs(graphs.lift_constants(
                 make_fx(top, tracing_mode="fake", _allow_non_fake_inputs=True)(*inputs)))
     finally:
         _tracing._state.tracing = False
@@ -247,143 +249,6 @@ def nested(cond_fun, body_fun, init_val):
     extra = _distinct(w.tensors, carried)
     out = torch.ops.higher_order.while_loop(cond, body, tuple(carried), tuple(extra))
     return tree.unflatten(treedef, list(out))
-
-
-def _loop_config() -> dict:
-    # the Python wrapper (the loop a Python ``while`` around C++ kernels) compiled in 27 s
-    # where the C++ wrapper took 41 s, and ran a transition 25 % slower; compiling the kernels
-    # in this process (one thread) skips starting a pool of compile workers. Not
-    # ``cpp.simdlen=1``: inductor's scalar code got the counter-based draws wrong
-    return {"cpp_wrapper": os.environ.get("PPL_TORCH_LOOP_CPP", "0") == "1",
-            "compile_threads": 1}
-
-
-def _constants_to_inputs(gm):
-    """``(gm, constants)``: the graph's tensor constants (the model's data, a literal, and
-    those lifted out of the loops) made inputs after the others, and their values. Constants
-    do not survive the graph's pickling to the worker as inductor needs them."""
-    import operator
-
-    consts, last = [], [n for n in gm.graph.nodes if n.op == "placeholder"][-1]
-    for node in list(gm.graph.nodes):
-        if node.op != "get_attr":
-            continue
-        v = operator.attrgetter(node.target)(gm)
-        if not isinstance(v, torch.Tensor):
-            continue
-        with gm.graph.inserting_after(last):
-            last = gm.graph.placeholder(f"const_{len(consts)}")
-        node.replace_all_uses_with(last)
-        gm.graph.erase_node(node)
-        consts.append(v)
-    gm.recompile()
-    return gm, consts
-
-
-def _lift_constants(gm):
-    """Turn the tensor constants of the loop's subgraphs (an ``arange`` of the tree levels, a
-    literal) into extra inputs of the loop: AOTAutograd's functionalization of a subgraph
-    cannot take constants, the top graph can."""
-    for loop in [n for n in gm.graph.nodes if n.target is torch.ops.higher_order.while_loop]:
-        _lift_loop(gm, loop)
-    gm.recompile()
-    return gm
-
-
-_names = iter(range(1 << 62))
-
-
-def _lift_loop(gm, loop):
-    import operator
-
-    subs = [operator.attrgetter(a.target)(gm) for a in loop.args[:2]]
-    for sub in subs:          # nested loops first: their constants become the sub's own
-        _lift_constants(sub)
-    values, found = [], []
-    for sub in subs:
-        for node in sub.graph.nodes:
-            if node.op != "get_attr":
-                continue
-            v = operator.attrgetter(node.target)(sub)
-            if isinstance(v, torch.Tensor):
-                j = next((i for i, u in enumerate(values) if u is v), None)
-                if j is None:
-                    j = len(values)
-                    values.append(v)
-                found.append((sub, node, j))
-    if not values:
-        return
-    for sub in subs:
-        last = [n for n in sub.graph.nodes if n.op == "placeholder"][-1]
-        new = []
-        for j in range(len(values)):
-            with sub.graph.inserting_after(last):
-                last = sub.graph.placeholder(f"lifted_{j}")
-            new.append(last)
-        for owner, node, j in found:
-            if owner is sub:
-                node.replace_all_uses_with(new[j])
-                sub.graph.erase_node(node)
-        sub.recompile()
-    tops = []
-    with gm.graph.inserting_before(loop):
-        for v in values:
-            name = f"_ppl_lifted_{next(_names)}"
-            setattr(gm, name, v)
-            tops.append(gm.graph.get_attr(name))
-    cond_g, body_g, carried, extra = loop.args[:4]
-    loop.args = (cond_g, body_g, carried, tuple(extra) + tuple(tops)) + tuple(loop.args[4:])
-
-
-def compile_graph(gm, tensors):
-    """Inductor's C++ code (with its C++ wrapper: the loop itself runs in C++, no Python per
-    iteration) for the traced loop graph ``gm`` (after ``compile_worker.prepare``), compiled
-    ahead of time without TorchDynamo; the same call in this process and in the worker, so
-    both use one entry of inductor's FX graph cache."""
-    from torch._guards import TracingContext
-    from torch._guards import tracing as tracing_context
-    from torch._inductor import config
-    from torch._inductor.compile_fx import compile_fx
-    from torch._subclasses.fake_tensor import FakeTensorMode
-    from torch.fx.experimental.symbolic_shapes import ShapeEnv
-
-    # the loop operator's subgraphs are traced GraphModules (part of the graph's cache key):
-    # inductor leaves higher-order ops out of its FX graph cache only because a TorchDynamo
-    # subgraph may close over Python state, which a traced one cannot
-    config.unsafe_marked_cacheable_functions = {
-        **config.unsafe_marked_cacheable_functions,
-        "torch.ops.higher_order.while_loop": "ppl"}
-    # fake inputs with a shape environment, as TorchDynamo would pass (without one inductor
-    # bypasses its cache); distinct ones: the same tensor passed twice would be one fake
-    # tensor, and the loop operator rejects inputs that alias
-    fake_mode = FakeTensorMode(shape_env=ShapeEnv(), static_shapes=True)
-    _tracing._state.tracing = True
-    try:
-        with warnings.catch_warnings(), torch.no_grad(), \
-                tracing_context(TracingContext(fake_mode)), config.patch(_loop_config()):
-            warnings.simplefilter("ignore")
-            return compile_fx(gm, [fake_mode.from_tensor(t.clone()) for t in tensors])
-    finally:
-        _tracing._state.tracing = False
-
-
-def _mostly_same(got, want) -> bool:
-    """Same shapes and dtypes, and at least half of all elements equal within float
-    tolerance: a float32 loop compiled with fused kernels rounds differently, and once a
-    multinomial draw compares a uniform with a ratio that moved by its last bits, that chain
-    follows another trajectory; a miscompiled graph changes nearly every element."""
-    agree = total = 0
-    for g, w in zip(got, want, strict=True):
-        if type(g) is not torch.Tensor or g.shape != w.shape or g.dtype != w.dtype:
-            return False
-        if w.is_floating_point():
-            tol = 1e-4 if w.dtype == torch.float32 else 1e-9
-            close = torch.isclose(g, w, rtol=tol, atol=tol, equal_nan=True)
-        else:
-            close = g == w
-        agree += int(close.sum())
-        total += close.numel()
-    return agree * 2 >= total
 
 
 def inactive() -> bool:
@@ -467,8 +332,6 @@ def _use_worker() -> bool:
 def _build(entry, cond_fun, body_fun, w, leaves, treedef, eager, init_val):
     """Trace the loop; compile it here if inductor's cache has it (or without a worker), else
     hand it to the worker and keep going eagerly (:func:`_poll` takes the code in later)."""
-    from ppl.backends.torch import compile_worker as worker
-
     t0 = time.perf_counter()
     try:
         gm, consts = _trace(cond_fun, body_fun, w, leaves, treedef)
@@ -484,7 +347,7 @@ def _build(entry, cond_fun, body_fun, w, leaves, treedef, eager, init_val):
             entry.failed = True
         elif worker.compiled_before(key) or not _use_worker():
             _tracing.loop_captured[0] = True
-            _take(entry, compile_graph(gm, inputs), key, eager, cond_fun, body_fun, init_val,
+            _take(entry, graphs.compile_graph(gm, inputs), key, eager, cond_fun, body_fun, init_val,
                   inputs)
         else:
             worker.compile_elsewhere(key, gm, inputs)
@@ -498,8 +361,6 @@ def _build(entry, cond_fun, body_fun, w, leaves, treedef, eager, init_val):
 
 def _poll(entry, cond_fun, body_fun, w, leaves, eager, init_val):
     """Take the worker's code in once it is in inductor's cache."""
-    from ppl.backends.torch import compile_worker as worker
-
     key, gm, _ = entry.pending
     if worker.failed_before(key):
         entry.pending, entry.failed = None, True
@@ -508,7 +369,7 @@ def _poll(entry, cond_fun, body_fun, w, leaves, eager, init_val):
         t0 = time.perf_counter()
         try:
             inputs = [t.contiguous() for t in leaves + w.tensors] + entry.consts
-            _take(entry, compile_graph(gm, inputs), key, eager, cond_fun, body_fun, init_val,
+            _take(entry, graphs.compile_graph(gm, inputs), key, eager, cond_fun, body_fun, init_val,
                   inputs)
         except Exception as e:
             _debug("compiled loop not loaded", e)
@@ -519,10 +380,8 @@ def _poll(entry, cond_fun, body_fun, w, leaves, eager, init_val):
 
 def _take(entry, graph, key, eager, cond_fun, body_fun, init_val, inputs):
     """Use ``graph`` if it reproduces the eager loop on these inputs."""
-    from ppl.backends.torch import compile_worker as worker
-
     want = tree.leaves(_eager_in(entry, eager, cond_fun, body_fun, init_val))
-    if _mostly_same(list(graph(*inputs)), want):
+    if graphs.mostly_same(list(graph(*inputs)), want):
         entry.graph = graph
         _tracing.loop_captured[0] = True
         worker.mark_compiled(key)
