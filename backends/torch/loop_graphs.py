@@ -13,7 +13,7 @@ import torch
 
 from ppl.backends.torch import tracing as _tracing
 
-__all__ = ["compile_graph", "constants_to_inputs", "lift_constants", "mostly_same"]
+__all__ = ["compile_graph", "constants_to_inputs", "lift_constants", "mostly_same", "fresh"]
 
 
 def _loop_config() -> dict:
@@ -151,3 +151,17 @@ def mostly_same(got, want) -> bool:
         agree += int(close.sum())
         total += close.numel()
     return agree * 2 >= total
+
+
+def fresh(outs, like):
+    """Body outputs as new contiguous tensors of the carries' dtypes and shapes (a loop
+    operator's outputs may not alias its inputs and must match the carries' metadata)."""
+    fresh = []
+    for o, c in zip(outs, like, strict=True):
+        o = torch.as_tensor(o)
+        if o.dtype != c.dtype:
+            o = o.to(c.dtype)
+        if o.shape != c.shape:
+            o = torch.broadcast_to(o, c.shape)
+        fresh.append(o.clone(memory_format=torch.contiguous_format))
+    return tuple(fresh)
