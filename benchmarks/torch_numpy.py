@@ -68,7 +68,7 @@ def _ppl_args(model_name, ops):
     return (ops.asarray(sigma),), {"y": ops.asarray(y)}
 
 
-def run_ppl(backend, model_name, *, chains, warmup, samples, dtype="float32") -> Run:
+def run_ppl(backend, model_name, *, chains, warmup, samples, dtype="float32", seed=0) -> Run:
     """ppl's NUTS with its defaults (vectorized chains) on ``backend``."""
     import ppl
     from ppl import ops
@@ -80,7 +80,7 @@ def run_ppl(backend, model_name, *, chains, warmup, samples, dtype="float32") ->
         mcmc = MCMC(NUTS(ppl_models()[model_name]), num_warmup=warmup, num_samples=samples,
                     num_chains=chains, progress_bar=False)
         c0, t0 = compile_seconds(), time.perf_counter()
-        mcmc.run(0, *args, **kwargs)
+        mcmc.run(seed, *args, **kwargs)
         draws = {k: np.asarray(ops.to_numpy(v))
                  for k, v in mcmc.get_samples(group_by_chain=True).items()}
         wall, compiled = time.perf_counter() - t0, compile_seconds() - c0
@@ -97,7 +97,7 @@ def _compile_clock(backend):
     return lambda: 0.0
 
 
-def run_pyro(model_name, *, chains, warmup, samples) -> Run:
+def run_pyro(model_name, *, chains, warmup, samples, seed=0) -> Run:
     """Pyro's NUTS, ``jit_compile=True``, chains one after another in this process."""
     import pyro
     import pyro.ops.integrator as integrator
@@ -130,7 +130,7 @@ def run_pyro(model_name, *, chains, warmup, samples) -> Run:
     integrator.potential_grad = counted
     try:
         t0 = time.perf_counter()
-        draws = [one_chain(c, warmup, samples) for c in range(chains)]
+        draws = [one_chain(seed * chains + c, warmup, samples) for c in range(chains)]
         wall = time.perf_counter() - t0
     finally:
         integrator.potential_grad = original
@@ -217,10 +217,12 @@ def main(argv=None):
     p.add_argument("--samplers", default=",".join(SAMPLERS), help=",".join(SAMPLERS))
     p.add_argument("--models", default=",".join(MODELS))
     p.add_argument("--scale", action="store_true", help="the torch scale run (on with --full)")
+    p.add_argument("--no-scale", action="store_true", help="no scale run, even with --full")
     p.add_argument("--json", help="write the rows to this file")
+    p.add_argument("--seed", type=int, default=0, help="seed of every run (default 0)")
     args = p.parse_args(argv)
     n = 1000 if args.full else 300
-    opts = dict(warmup=n, samples=n)
+    opts = dict(warmup=n, samples=n, seed=args.seed)
     rows = []
     for model in args.models.split(","):
         for name in args.samplers.split(","):
@@ -228,7 +230,7 @@ def main(argv=None):
             rows.append(row(label, model, runner(model, opts)))
             print(format_table(rows[-1:]).splitlines()[-1], flush=True)
     print("\n" + format_table(rows))
-    scale = scale_run() if (args.scale or args.full) else []
+    scale = scale_run() if (args.scale or args.full) and not args.no_scale else []
     if args.json:
         Path(args.json).write_text(json.dumps({"rows": rows, "scale": scale}, indent=1))
     return rows, scale

@@ -41,6 +41,8 @@ import pytest
 # torch upgrades a traced graph to inductor's C++ after this many calls; one compile per model
 # would dominate the suite's time, so it is exercised in tests/inference/test_torch_inductor.py
 os.environ.setdefault("PPL_TORCH_INDUCTOR_AFTER", "1000000000")
+# and compiles a loop called often (tests/inference/test_torch_loops.py), likewise off here
+os.environ.setdefault("PPL_TORCH_LOOP_AFTER", "0")
 
 import ppl  # noqa: E402
 from ppl.backends import tree

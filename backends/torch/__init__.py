@@ -9,8 +9,13 @@ machinery they use:
   graph that runs as TorchScript, then, once called often, as inductor's ahead-of-time C++
   code, cached on disk (``PPL_TORCH_JIT=script`` keeps TorchScript, ``fx`` runs the traced
   graph as Python, ``none`` turns tracing off); functions with data-dependent Python
-  control flow or random draws run eagerly, and loops stay Python loops
-  (``jit_compiles = True``, ``compiles_control_flow = False``).
+  control flow run eagerly, and loops stay Python loops (``jit_compiles = True``,
+  ``compiles_control_flow = False``), except:
+* :mod:`.loops` (with :mod:`.loop_graphs`, :mod:`.compile_worker`): an eager ``while_loop``
+  called often with closures of the same code (a NUTS transition) is traced once into torch's
+  loop operator, nested loops included, and compiled by inductor, cached on disk.
+* :mod:`.counter_rng`: ``split``, ``fold_in``, ``uniform`` and ``normal`` as counter-based
+  hashes, the same bits eagerly and inside a graph.
 * :mod:`.keys`: functional keys (``int64[2]`` key material) and the custom op through which
   every draw goes, with a batching rule for ``vmap`` over keys (``vmap_random_draws = True``).
 * :mod:`.indexing`: out-of-place index updates under ``torch.func``.

@@ -1,13 +1,29 @@
 """torch backend: control flow. The eager Python loops of :mod:`ppl.backends.common.control_flow`:
 ``grad`` flows through them (``torch.func`` records through Python), and ``while_loop``,
 ``cond`` and ``fori_loop`` call ``bool``/``int`` on their predicates, which works eagerly and
-under ``grad`` but not under ``vmap`` on a batched predicate. Nothing to override
-(``compiles_control_flow = False``)."""
+under ``grad`` but not under ``vmap`` on a batched predicate (``compiles_control_flow = False``).
+
+One exception: an eager ``while_loop`` called many times with closures of the same code (the
+leaves of a NUTS trajectory doubling) is traced once into torch's loop operator and compiled
+by inductor (:mod:`ppl.backends.torch.loops`; ``PPL_TORCH_LOOP_AFTER`` calls, 0 turns it off).
+"""
 
 from __future__ import annotations
+
+from ppl.backends.torch import loops
+from ppl.backends.torch.compile import _jit_mode
 
 __all__ = ["TorchControlFlow"]
 
 
 class TorchControlFlow:
-    """Control flow of :class:`~ppl.backends.torch.TorchBackend` (the eager defaults)."""
+    """Control flow of :class:`~ppl.backends.torch.TorchBackend` (see the module docstring)."""
+
+    def while_loop(self, cond_fun, body_fun, init_val):
+        eager = super().while_loop
+        if loops.capturing():
+            return loops.nested(cond_fun, body_fun, init_val)
+        after = loops.loop_after()
+        if after == 0 or _jit_mode() != "inductor" or loops.inactive():
+            return eager(cond_fun, body_fun, init_val)
+        return loops.run_compiled(cond_fun, body_fun, init_val, after, eager)

@@ -10,6 +10,7 @@ import torch
 from ppl.backends.common.dtypes import DTYPE_NAMES, dtype_name
 from ppl.backends.torch import transforms
 from ppl.backends.torch.indexing import flat_put
+from ppl.backends.torch.tracing import tracing as _tracing
 
 __all__ = ["TorchCore"]
 
@@ -115,9 +116,9 @@ class TorchCore:
         return isinstance(x, _Tensor)
 
     def is_tracer(self, x):
-        """Whether ``x`` is batched by an enclosing ``vmap`` (its values cannot be read);
-        under ``grad`` alone values stay readable."""
-        return isinstance(x, _Tensor) and transforms.is_batched(x)
+        """Whether ``x``'s values cannot be read: batched by an enclosing ``vmap``, or a fake
+        tensor of a ``jit`` trace; under ``grad`` alone values stay readable."""
+        return isinstance(x, _Tensor) and (transforms.is_batched(x) or _tracing())
 
     def shape(self, x):
         return tuple(x.shape) if isinstance(x, _Tensor) else tuple(np.shape(x))

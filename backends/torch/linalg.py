@@ -6,6 +6,8 @@ import math
 
 import torch
 
+from ppl.backends.torch.tracing import tracing as _tracing
+
 __all__ = ["TorchLinalg"]
 
 
@@ -30,7 +32,7 @@ class TorchLinalg:
     def cholesky(self, a):
         """Lower Cholesky factor; NaN where ``a`` is not positive definite (as in JAX)."""
         l, info = torch.linalg.cholesky_ex(a)
-        if torch._C._are_functorch_transforms_active() or (
+        if torch._C._are_functorch_transforms_active() or _tracing() or (
                 info.item() != 0 if info.ndim == 0 else bool(info.any())):
             l = torch.where((info == 0)[..., None, None], l, math.nan)
         return l

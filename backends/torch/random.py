@@ -1,12 +1,14 @@
 """torch backend: random keys and samplers.
 
 Keys (:mod:`ppl.backends.torch.keys`) are ``int64`` tensors of shape ``(2,)`` kept on the CPU
-(key material, not data); draws are created on ``device`` by a fresh ``torch.Generator`` seeded
-from the key, so the same key gives the same draw (on the same device type) and no global random
-state is read or written. Samplers work under ``vmap`` over keys (one draw per key) and, as in
-JAX, an unbatched key inside ``vmap`` gives the same draw to every batch member.
-``random_gamma`` is ``torch._standard_gamma`` with that generator: reparameterised (implicit
-gradient in ``a``, Figurnov et al. 2018), also under ``torch.func.grad``.
+(key material, not data). ``split``, ``fold_in``, ``uniform`` and ``normal`` hash the key with a
+counter (:mod:`ppl.backends.torch.counter_rng`: the same bits eagerly and inside a compiled
+graph); the other samplers draw from a fresh ``torch.Generator`` seeded from the key. Either way
+the same key gives the same draw and no global random state is read or written. Samplers work
+under ``vmap`` over keys (one draw per key) and, as in JAX, an unbatched key inside ``vmap``
+gives the same draw to every batch member. ``random_gamma`` is ``torch._standard_gamma`` with
+that generator: reparameterised (implicit gradient in ``a``, Figurnov et al. 2018), also under
+``torch.func.grad``.
 """
 
 from __future__ import annotations
@@ -14,7 +16,7 @@ from __future__ import annotations
 import numpy as np
 import torch
 
-from ppl.backends.torch import keys
+from ppl.backends.torch import counter_rng, keys
 from ppl.backends.torch.core import _shape
 
 __all__ = ["TorchRandom"]
@@ -49,15 +51,13 @@ class TorchRandom:
         return keys.make_key(int(seed))
 
     def random_split(self, key, num=2):
-        return self._draw(key, "split", ints=(int(num),), dtype=torch.int64)
+        return counter_rng.split(key, int(num))
 
     def random_fold_in(self, key, data):
-        data = int(data) & ((1 << 64) - 1)
-        return self._draw(key, "fold_in", ints=(data - (1 << 64) if data >> 63 else data,),
-                          dtype=torch.int64)
+        return counter_rng.fold_in(key, data)
 
     def random_uniform(self, key, shape=(), dtype=None, minval=0.0, maxval=1.0):
-        u = self._draw(key, "uniform", shape, dtype)
+        u = counter_rng.uniform(key, _shape(shape), self._dt(dtype), self._gen_device)
         if not (isinstance(minval, int | float) and isinstance(maxval, int | float)
                 and minval == 0.0 and maxval == 1.0):
             minval, maxval = self._t(minval), self._t(maxval)
@@ -65,7 +65,7 @@ class TorchRandom:
         return u
 
     def random_normal(self, key, shape=(), dtype=None):
-        return self._draw(key, "normal", shape, dtype)
+        return counter_rng.normal(key, _shape(shape), self._dt(dtype), self._gen_device)
 
     def random_gamma(self, key, a, shape=None, dtype=None):
         """Standard gamma draws, reparameterised (differentiable in ``a``)."""

@@ -36,6 +36,9 @@ from ppl.backends import tree
 
 _state = threading.local()
 _compile_seconds = [0.0]
+#: set by :mod:`ppl.backends.torch.loops` once a loop of this process is compiled or being
+#: compiled: the pieces it holds no longer run often, and their own compile would only cost
+loop_captured = [False]
 
 
 def compile_seconds() -> float:
@@ -115,7 +118,8 @@ class TracedFunction:
         # compiled graphs assume the (contiguous) strides they were traced with
         tensors = [t if t.is_contiguous() else t.contiguous() for t in tensors]
         entry.calls += 1
-        if entry.calls == self._upgrade_after and self.compiler == "inductor":
+        if entry.calls == self._upgrade_after and self.compiler == "inductor" \
+                and not loop_captured[0]:
             with self._lock:
                 t0 = time.perf_counter()
                 entry.upgrade(tensors)

@@ -1,0 +1,193 @@
+"""Inductor compilation of traced loop graphs in a detached worker, shared between processes.
+
+Inductor compiles a traced loop graph ahead of time into C++ (``loop_graphs.compile_graph``); its FX
+graph cache keeps the result on disk (``TORCHINDUCTOR_CACHE_DIR``), so a later process pays a
+cache lookup (~3 s) instead of the compilation (~35 s for a NUTS transition on a loaded 2-core
+machine). This module adds what makes that usable from a sampler without making its first run
+wait (taken from an earlier attempt, perf-torch, which compiled whole chunks this way):
+
+* a marker per graph, keyed by its code, constants and input signature, written once the
+  graph compiled (:func:`compiled_before`): a process that finds it compiles in place, knowing
+  it will hit the cache;
+* :func:`compile_elsewhere`: a graph never compiled is handed to a detached worker process
+  (``python -m ppl.backends.torch.inductor_cache FILE``, at lower priority) that fills the
+  cache while this process keeps sampling with the traced graph; when the worker's marker
+  appears, this process loads the compiled code (:func:`compiled_before` turns true), and if
+  the run ends first, the next process finds the cache warm.
+
+The worker gets the graph pickled (:func:`pickled`), and this process compiles the same
+round-tripped form (:func:`portable`), so the worker's compilation fills the very cache entry a
+later process reads (inductor's key covers the thread count and default dtype: both passed on).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import pickle
+import subprocess
+import sys
+import time
+
+import torch
+
+from ppl.backends.torch.loop_graphs import compile_graph
+
+__all__ = ["graph_key", "compiled_before", "failed_before", "compile_elsewhere", "prepare",
+           "pickled", "portable"]
+
+#: a worker's lock older than this is taken for a crashed worker
+_STALE_SECONDS = 3600.0
+
+
+def _dir() -> str:
+    from torch._inductor.runtime.cache_dir_utils import cache_dir
+    path = os.path.join(cache_dir(), "ppl_loops")
+    os.makedirs(path, exist_ok=True)
+    return path
+
+
+def _signature(tensors) -> list:
+    return [(tuple(t.shape), tuple(t.stride()), str(t.dtype), t.device.type) for t in tensors]
+
+
+def prepare(gm):
+    """``gm`` made ready for inductor, in place: its outputs all new tensors (a ``clone`` of
+    each: outputs that alias inputs, a slice or an input passed through, make AOTAutograd's
+    runtime wrapper rebuild them on every call, ~30% of a leapfrog step's call on eight
+    schools) and the tracing metadata of its nodes dropped (fake values, stack traces: not
+    needed to run or compile it, and not picklable)."""
+    out = next(n for n in reversed(gm.graph.nodes) if n.op == "output")
+    fresh = []
+    with gm.graph.inserting_before(out):
+        for node in out.args[0]:
+            fresh.append(gm.graph.call_function(torch.ops.aten.clone.default, (node,)))
+    out.args = (tuple(fresh),)
+    for module in gm.modules():
+        if isinstance(module, torch.fx.GraphModule):
+            for node in module.graph.nodes:
+                node.meta = {}
+    gm.recompile()
+    return gm
+
+
+def _loads(blob: bytes):
+    from torch._subclasses.fake_tensor import FakeTensorMode
+    from torch.fx._graph_pickler import GraphPickler
+
+    gm = GraphPickler.loads(blob, FakeTensorMode())
+    for module in reversed(list(gm.modules())):     # subgraphs first
+        if isinstance(module, torch.fx.GraphModule):
+            module.recompile()
+    return gm
+
+
+def pickled(gm) -> bytes:
+    """``gm`` (after :func:`prepare`) pickled for a worker (``GraphModule``'s own pickling
+    re-traces its code symbolically, which a loop operator does not survive)."""
+    from torch.fx._graph_pickler import GraphPickler
+    return GraphPickler.dumps(gm)
+
+
+def portable(gm):
+    """``gm`` as a worker gets it (pickled and back): the form this process compiles too, so
+    that both hit one inductor cache entry (the entry's key covers the module's attributes,
+    which the round trip normalises)."""
+    return _loads(pickled(gm))
+
+
+def graph_key(gm, tensors, constants=()) -> str:
+    """A key of the graph (the code of it and its subgraphs, its constants, and the values
+    of ``constants``, inputs that stand for constants) called with ``tensors``, the same in
+    every process."""
+    # inductor's C++ depends on the intra-op thread count (part of its own cache key too)
+    h = hashlib.sha256(repr((_signature(tensors), torch.__version__, torch.get_num_threads(),
+                             torch.get_default_dtype())).encode())
+    for name, module in gm.named_modules():
+        if isinstance(module, torch.fx.GraphModule):
+            h.update(f"{name}\n{module.code}".encode())
+        for attr, value in sorted(vars(module).items()):
+            if isinstance(value, torch.Tensor):
+                h.update(f"{attr}{tuple(value.shape)}{value.dtype}".encode())
+                h.update(value.detach().cpu().contiguous().view(-1).view(torch.uint8)
+                         .numpy())
+    for value in constants:
+        # hashed in place (the data of a large model: no copy)
+        h.update(value.detach().cpu().contiguous().view(-1).view(torch.uint8).numpy())
+    return h.hexdigest()[:32]
+
+
+def compiled_before(key: str) -> bool:
+    """Whether this graph compiled in this or an earlier process (inductor's cache has it)."""
+    return os.path.exists(os.path.join(_dir(), key + ".done"))
+
+
+def failed_before(key: str) -> bool:
+    """Whether a worker tried this graph and inductor failed."""
+    return os.path.exists(os.path.join(_dir(), key + ".failed"))
+
+
+def mark_compiled(key: str) -> None:
+    with open(os.path.join(_dir(), key + ".done"), "w") as f:
+        f.write(str(time.time()))
+
+
+def compile_elsewhere(key: str, gm, tensors):
+    """Start a detached worker compiling the graph unless one is at it; the ``Popen`` or
+    ``None``."""
+    folder = _dir()
+    lock = os.path.join(folder, key + ".lock")
+    try:
+        if time.time() - os.path.getmtime(lock) < _STALE_SECONDS:
+            return None
+        os.remove(lock)
+    except OSError:
+        pass
+    try:
+        fd = os.open(lock, os.O_CREAT | os.O_EXCL | os.O_WRONLY)
+    except OSError:
+        return None
+    os.close(fd)
+    job = os.path.join(folder, key + ".job")
+    with open(job, "wb") as f:
+        pickle.dump({"key": key, "graph": pickled(gm), "signature": _signature(tensors),
+                     "threads": torch.get_num_threads(),
+                     "default_dtype": str(torch.get_default_dtype())}, f)
+    return subprocess.Popen([sys.executable, "-m", "ppl.backends.torch.compile_worker", job],
+                            stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                            stderr=subprocess.DEVNULL, start_new_session=True)
+
+
+def _work(job_path: str) -> int:
+    """The worker: compile the graph of ``job_path`` and leave the marker."""
+    import ppl.backends.torch  # noqa: F401  (the custom ops a graph may call)
+
+    with open(job_path, "rb") as f:
+        job = pickle.load(f)
+    key, folder = job["key"], _dir()
+    try:
+        os.nice(19)   # the sampler that started it comes first
+        torch.set_num_threads(job["threads"])
+        torch.set_default_dtype(getattr(torch, job["default_dtype"].split(".")[1]))
+        gm = _loads(job["graph"])
+        tensors = [torch.empty_strided(shape, stride, dtype=getattr(torch, dtype.split(".")[1]),
+                                       device=device)
+                   for shape, stride, dtype, device in job["signature"]]
+        compile_graph(gm, tensors)
+        mark_compiled(key)
+        return 0
+    except Exception:         # the reason, for whoever looks into the cache folder
+        import traceback
+        with open(os.path.join(folder, key + ".failed"), "w") as f:
+            f.write(traceback.format_exc())
+        return 1
+    finally:
+        for suffix in (".lock", ".job"):
+            try:
+                os.remove(os.path.join(folder, key + suffix))
+            except OSError:
+                pass
+
+
+if __name__ == "__main__":
+    raise SystemExit(_work(sys.argv[1]))

@@ -1,0 +1,167 @@
+"""The graph side of torch's compiled loops (:mod:`ppl.backends.torch.loops`): a traced loop
+graph made ready for inductor (the tensor constants of its nested subgraphs lifted out to inputs
+of the whole graph) and compiled by inductor, here or in a worker
+(:mod:`ppl.backends.torch.compile_worker`), and the check of a compiled loop against the eager
+one."""
+
+from __future__ import annotations
+
+import os
+import warnings
+
+import torch
+
+from ppl.backends.torch import tracing as _tracing
+
+__all__ = ["compile_graph", "constants_to_inputs", "lift_constants", "mostly_same", "fresh"]
+
+
+def _loop_config() -> dict:
+    # the Python wrapper (the loop a Python ``while`` around C++ kernels) compiled in 27 s
+    # where the C++ wrapper took 41 s, and ran a transition 25 % slower; compiling the kernels
+    # in this process (one thread) skips starting a pool of compile workers. Not
+    # ``cpp.simdlen=1``: inductor's scalar code got the counter-based draws wrong
+    return {"cpp_wrapper": os.environ.get("PPL_TORCH_LOOP_CPP", "0") == "1",
+            "compile_threads": 1}
+
+
+def constants_to_inputs(gm):
+    """``(gm, constants)``: the graph's tensor constants (the model's data, a literal, and
+    those lifted out of the loops) made inputs after the others, and their values. Constants
+    do not survive the graph's pickling to the worker as inductor needs them."""
+    import operator
+
+    consts, last = [], [n for n in gm.graph.nodes if n.op == "placeholder"][-1]
+    for node in list(gm.graph.nodes):
+        if node.op != "get_attr":
+            continue
+        v = operator.attrgetter(node.target)(gm)
+        if not isinstance(v, torch.Tensor):
+            continue
+        with gm.graph.inserting_after(last):
+            last = gm.graph.placeholder(f"const_{len(consts)}")
+        node.replace_all_uses_with(last)
+        gm.graph.erase_node(node)
+        consts.append(v)
+    gm.recompile()
+    return gm, consts
+
+
+def lift_constants(gm):
+    """Turn the tensor constants of the loop's subgraphs (an ``arange`` of the tree levels, a
+    literal) into extra inputs of the loop: AOTAutograd's functionalization of a subgraph
+    cannot take constants, the top graph can."""
+    for loop in [n for n in gm.graph.nodes if n.target is torch.ops.higher_order.while_loop]:
+        _lift_loop(gm, loop)
+    gm.recompile()
+    return gm
+
+
+_names = iter(range(1 << 62))
+
+
+def _lift_loop(gm, loop):
+    import operator
+
+    subs = [operator.attrgetter(a.target)(gm) for a in loop.args[:2]]
+    for sub in subs:          # nested loops first: their constants become the sub's own
+        lift_constants(sub)
+    values, found = [], []
+    for sub in subs:
+        for node in sub.graph.nodes:
+            if node.op != "get_attr":
+                continue
+            v = operator.attrgetter(node.target)(sub)
+            if isinstance(v, torch.Tensor):
+                j = next((i for i, u in enumerate(values) if u is v), None)
+                if j is None:
+                    j = len(values)
+                    values.append(v)
+                found.append((sub, node, j))
+    if not values:
+        return
+    for sub in subs:
+        last = [n for n in sub.graph.nodes if n.op == "placeholder"][-1]
+        new = []
+        for j in range(len(values)):
+            with sub.graph.inserting_after(last):
+                last = sub.graph.placeholder(f"lifted_{j}")
+            new.append(last)
+        for owner, node, j in found:
+            if owner is sub:
+                node.replace_all_uses_with(new[j])
+                sub.graph.erase_node(node)
+        sub.recompile()
+    tops = []
+    with gm.graph.inserting_before(loop):
+        for v in values:
+            name = f"_ppl_lifted_{next(_names)}"
+            setattr(gm, name, v)
+            tops.append(gm.graph.get_attr(name))
+    cond_g, body_g, carried, extra = loop.args[:4]
+    loop.args = (cond_g, body_g, carried, tuple(extra) + tuple(tops)) + tuple(loop.args[4:])
+
+
+def compile_graph(gm, tensors):
+    """Inductor's C++ code (with its C++ wrapper: the loop itself runs in C++, no Python per
+    iteration) for the traced loop graph ``gm`` (after ``compile_worker.prepare``), compiled
+    ahead of time without TorchDynamo; the same call in this process and in the worker, so
+    both use one entry of inductor's FX graph cache."""
+    from torch._guards import TracingContext
+    from torch._guards import tracing as tracing_context
+    from torch._inductor import config
+    from torch._inductor.compile_fx import compile_fx
+    from torch._subclasses.fake_tensor import FakeTensorMode
+    from torch.fx.experimental.symbolic_shapes import ShapeEnv
+
+    # the loop operator's subgraphs are traced GraphModules (part of the graph's cache key):
+    # inductor leaves higher-order ops out of its FX graph cache only because a TorchDynamo
+    # subgraph may close over Python state, which a traced one cannot
+    config.unsafe_marked_cacheable_functions = {
+        **config.unsafe_marked_cacheable_functions,
+        "torch.ops.higher_order.while_loop": "ppl"}
+    # fake inputs with a shape environment, as TorchDynamo would pass (without one inductor
+    # bypasses its cache); distinct ones: the same tensor passed twice would be one fake
+    # tensor, and the loop operator rejects inputs that alias
+    fake_mode = FakeTensorMode(shape_env=ShapeEnv(), static_shapes=True)
+    _tracing._state.tracing = True
+    try:
+        with warnings.catch_warnings(), torch.no_grad(), \
+                tracing_context(TracingContext(fake_mode)), config.patch(_loop_config()):
+            warnings.simplefilter("ignore")
+            return compile_fx(gm, [fake_mode.from_tensor(t.clone()) for t in tensors])
+    finally:
+        _tracing._state.tracing = False
+
+
+def mostly_same(got, want) -> bool:
+    """Same shapes and dtypes, and at least half of all elements equal within float
+    tolerance: a float32 loop compiled with fused kernels rounds differently, and once a
+    multinomial draw compares a uniform with a ratio that moved by its last bits, that chain
+    follows another trajectory; a miscompiled graph changes nearly every element."""
+    agree = total = 0
+    for g, w in zip(got, want, strict=True):
+        if type(g) is not torch.Tensor or g.shape != w.shape or g.dtype != w.dtype:
+            return False
+        if w.is_floating_point():
+            tol = 1e-4 if w.dtype == torch.float32 else 1e-9
+            close = torch.isclose(g, w, rtol=tol, atol=tol, equal_nan=True)
+        else:
+            close = g == w
+        agree += int(close.sum())
+        total += close.numel()
+    return agree * 2 >= total
+
+
+def fresh(outs, like):
+    """Body outputs as new contiguous tensors of the carries' dtypes and shapes (a loop
+    operator's outputs may not alias its inputs and must match the carries' metadata)."""
+    fresh = []
+    for o, c in zip(outs, like, strict=True):
+        o = torch.as_tensor(o)
+        if o.dtype != c.dtype:
+            o = o.to(c.dtype)
+        if o.shape != c.shape:
+            o = torch.broadcast_to(o, c.shape)
+        fresh.append(o.clone(memory_format=torch.contiguous_format))
+    return tuple(fresh)

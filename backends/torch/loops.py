@@ -1,0 +1,392 @@
+"""Compiled ``while_loop`` on the torch backend: a loop called often runs as one inductor graph.
+
+The NUTS transition is a Python loop over compiled pieces; its innermost loop (the leaves of one
+trajectory doubling) runs hundreds of thousands of times per run, and each iteration paid ~300 us
+of Python (pytree flattening, call wrappers, the draw of the leaf's uniforms, the loop
+predicate read back) around ~60 us of compiled code. Here an eager ``ops.while_loop`` whose
+``cond_fun``/``body_fun`` have been called ``PPL_TORCH_LOOP_AFTER`` times (default 20) with the
+same code, the same static closure values and the same carry signature is traced once into
+``torch.ops.higher_order.while_loop`` and compiled by inductor (C++, cached on disk by inductor
+across processes), so one doubling is one call.
+
+``cond_fun`` and ``body_fun`` are closures created anew at every call (they capture the current
+trajectory, the step size, the key of the leaves' draws). They are traced with their closures'
+tensors as *inputs*: the cells of every Python function reachable through closures are walked
+(:func:`_walk`), tensors (and pytrees of tensors) become graph inputs, set into the cells while
+tracing; Python numbers, strings and dtypes are part of the cache key by value; any other object
+(a ``jit``-compiled function, the potential) by identity, kept alive by the cache. So the next
+call with new closures of the same code reuses the graph with its new tensors.
+
+A loop whose body cannot be traced (data-dependent Python, ops without a graph form), or whose
+compiled graph does not reproduce the eager loop on its first call, stays eager. Loops are only
+captured outside ``torch.func`` transforms and ``jit`` traces, with no tensor requiring grad.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import threading
+import time
+import types
+import warnings
+
+import torch
+
+from ppl.backends import tree
+from ppl.backends.torch import compile_worker as worker
+from ppl.backends.torch import loop_graphs as graphs
+from ppl.backends.torch import tracing as _tracing
+
+__all__ = ["run_compiled", "loop_after", "inactive"]
+
+_SCALARS = (int, float, bool, str, bytes, type(None), torch.dtype, torch.device)
+_MAX_ITEMS = 400          # closure items walked before giving up (stay eager)
+_MAX_LOOPS = 32           # loops kept per process (each run's pieces make new keys)
+_MAX_NODES = 8000         # nodes of a traced loop compiled at most (a NUTS transition: ~1000)
+
+
+def loop_after() -> int:
+    """Calls of one loop after which it is compiled (``PPL_TORCH_LOOP_AFTER``; 0: never)."""
+    raw = os.environ.get("PPL_TORCH_LOOP_AFTER", "20")
+    try:
+        return max(0, int(raw))
+    except ValueError:
+        raise ValueError(f"PPL_TORCH_LOOP_AFTER must be a non-negative integer, got "
+                         f"{raw!r}.") from None
+
+
+class _Walk:
+    """What :func:`_walk` finds: the hashable key, the cells holding tensors, the tensors, and
+    the objects keyed by identity (kept alive with the cache entry). ``traced``: inside a
+    trace, where the closures hold the trace's (fake) tensors."""
+
+    __slots__ = ("key", "cells", "tensors", "objects", "items", "traced")
+
+    def __init__(self, traced=False):
+        self.key, self.cells, self.tensors, self.objects, self.items = [], [], [], [], 0
+        self.traced = traced
+
+    def is_tensor(self, v) -> bool:
+        return isinstance(v, torch.Tensor) if self.traced else type(v) is torch.Tensor
+
+
+def _walk(fn, w: _Walk, seen: set):
+    """Append to ``w`` the description of the Python function ``fn``'s closure, recursively."""
+    w.key.append(("fn", fn.__code__))
+    if id(fn) in seen:        # recursion (a closure that refers to itself)
+        w.key.append(("seen", id(fn)))
+        return
+    seen.add(id(fn))
+    if fn.__defaults__:
+        for v in fn.__defaults__:
+            _value(v, w, seen, None)
+    for cell in fn.__closure__ or ():
+        try:
+            v = cell.cell_contents
+        except ValueError:    # an empty cell (a name bound later)
+            w.key.append(("empty",))
+            continue
+        _value(v, w, seen, cell)
+
+
+def _value(v, w: _Walk, seen: set, cell):
+    w.items += 1
+    if w.items > _MAX_ITEMS:
+        raise _Skip
+    if isinstance(v, _SCALARS):
+        w.key.append((type(v), v))
+    elif w.is_tensor(v):
+        if cell is None:
+            raise _Skip       # a tensor default argument: cannot be replaced while tracing
+        w.cells.append((cell, None))
+        w.tensors.append(v)
+        w.key.append(("t", v.shape, v.dtype, v.device))
+    elif isinstance(v, types.FunctionType):
+        _walk(v, w, seen)
+    elif isinstance(v, tuple | list | dict) and cell is not None:
+        leaves, treedef = tree.flatten(v)
+        if all(w.is_tensor(x) for x in leaves):
+            w.cells.append((cell, (treedef, len(leaves))))
+            w.tensors.extend(leaves)
+            w.key.append(("tree", treedef, tuple((x.shape, x.dtype) for x in leaves)))
+        else:
+            w.objects.append(v)
+            w.key.append(("id", id(v)))
+    elif isinstance(v, torch.Tensor):
+        raise _Skip           # a tensor subclass (batched, fake): not ours to capture
+    else:
+        w.objects.append(v)
+        w.key.append(("id", id(v)))
+
+
+class _Skip(Exception):
+    """A loop that is not captured (stays eager)."""
+
+
+@contextlib.contextmanager
+def _cells_set(cells, values):
+    """Put ``values`` (flat, in the order of the walk) into ``cells`` for the duration."""
+    saved, i = [], 0
+    try:
+        for cell, spec in cells:
+            saved.append((cell, cell.cell_contents))
+            if spec is None:
+                cell.cell_contents = values[i]
+                i += 1
+            else:
+                treedef, n = spec
+                cell.cell_contents = tree.unflatten(treedef, list(values[i:i + n]))
+                i += n
+        yield
+    finally:
+        for cell, old in reversed(saved):
+            cell.cell_contents = old
+
+
+class _Entry:
+    """A loop's calls so far, its compiled graph (``None``: not yet), the objects its key
+    names by identity, whether it failed, and the worker's job in flight."""
+
+    __slots__ = ("calls", "graph", "objects", "failed", "pending", "consts", "candidate",
+                 "misses")
+
+    def __init__(self, objects):
+        self.calls, self.graph, self.objects, self.failed, self.pending = 0, None, objects, \
+            False, None
+        self.consts, self.candidate, self.misses = [], None, 0
+
+
+_cache: dict = {}
+_lock = threading.RLock()
+_local = threading.local()      # capturing: a loop trace runs; running: eager loops entered
+
+
+def _wrappers(cond_fun, body_fun, cells, n, treedef):
+    """``cond(*carry, *extra)`` and ``body(*carry, *extra)`` for the loop operator: the
+    closures' tensors are the extra inputs, put into their cells while the functions run."""
+
+    def cond(*xs):
+        with _cells_set(cells, xs[n:]):
+            pred = cond_fun(tree.unflatten(treedef, list(xs[:n])))
+        return torch.as_tensor(pred).to(torch.bool).reshape(()).clone()
+
+    def body(*xs):
+        with _cells_set(cells, xs[n:]):
+            out, out_def = tree.flatten(body_fun(tree.unflatten(treedef, list(xs[:n]))))
+        if out_def != treedef:
+            raise TypeError("while_loop: the body changed the carry's structure")
+        return graphs.fresh(out, xs[:n])
+
+    return cond, body
+
+
+def _trace(cond_fun, body_fun, w: _Walk, leaves, treedef):
+    from torch.fx.experimental.proxy_tensor import make_fx
+
+    n = len(leaves)
+    cond, body = _wrappers(cond_fun, body_fun, w.cells, n, treedef)
+
+    def top(*xs):
+        return torch.ops.higher_order.while_loop(cond, body, tuple(xs[:n]), tuple(xs[n:]))
+
+    inputs = [t.clone(memory_format=torch.contiguous_format) for t in leaves + w.tensors]
+    _tracing._state.tracing = True
+    _local.capturing = True
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            return graphs.constants_to_inputs(graphs.lift_constants(
+                make_fx(top, tracing_mode="fake", _allow_non_fake_inputs=True)(*inputs)))
+    finally:
+        _tracing._state.tracing = False
+        _local.capturing = False
+
+
+def capturing() -> bool:
+    """Whether a loop is being traced here (a ``while_loop`` inside it becomes a nested loop
+    operator: :func:`nested`)."""
+    return getattr(_local, "capturing", False) and not \
+        torch._C._are_functorch_transforms_active()
+
+
+def _distinct(values, others=()):
+    """``values`` as tensors of the running trace sharing no memory with each other or with
+    ``others`` (a loop operator rejects inputs that alias)."""
+    out = list(others)
+    for v in values:
+        shared = any(v is o or torch._C._is_alias_of(v, o) for o in out)
+        out.append(v.clone() if shared else torch.ops.aten.alias.default(v))
+    return out[len(others):]
+
+
+def nested(cond_fun, body_fun, init_val):
+    """``while_loop`` inside a loop being traced: torch's loop operator, the closures' tensors
+    (the enclosing trace's) passed as its extra inputs."""
+    leaves, treedef = tree.flatten(init_val)
+    if not (isinstance(cond_fun, types.FunctionType) and isinstance(body_fun, types.FunctionType)
+            and leaves and all(isinstance(x, torch.Tensor) for x in leaves)):
+        raise _Skip
+    w = _Walk(traced=True)
+    seen: set = set()
+    _walk(cond_fun, w, seen)
+    _walk(body_fun, w, seen)
+    n = len(leaves)
+    cond, body = _wrappers(cond_fun, body_fun, w.cells, n, treedef)
+    carried = _distinct([x.contiguous() for x in leaves])
+    extra = _distinct(w.tensors, carried)
+    out = torch.ops.higher_order.while_loop(cond, body, tuple(carried), tuple(extra))
+    return tree.unflatten(treedef, list(out))
+
+
+def inactive() -> bool:
+    """Whether loops cannot be captured here: inside a ``jit`` trace or a ``torch.func``
+    transform, or off the main thread (tracing swaps the tensors in a closure's cells for a
+    moment, which another thread calling the same function must not see)."""
+    return _tracing.tracing() or torch._C._are_functorch_transforms_active() \
+        or threading.current_thread() is not threading.main_thread()
+
+
+def run_compiled(cond_fun, body_fun, init_val, after: int, eager):
+    """``while_loop(cond_fun, body_fun, init_val)`` through its compiled graph once the loop
+    has been called ``after`` times; ``eager(cond_fun, body_fun, init_val)`` before that and
+    for loops that are not captured."""
+    if not (isinstance(cond_fun, types.FunctionType)
+            and isinstance(body_fun, types.FunctionType)):
+        return eager(cond_fun, body_fun, init_val)
+    leaves, treedef = tree.flatten(init_val)
+    if not leaves or not all(type(x) is torch.Tensor and not x.requires_grad for x in leaves):
+        return eager(cond_fun, body_fun, init_val)
+    w = _Walk()
+    try:
+        seen: set = set()
+        _walk(cond_fun, w, seen)
+        _walk(body_fun, w, seen)
+    except _Skip:
+        return eager(cond_fun, body_fun, init_val)
+    if any(t.requires_grad for t in w.tensors):
+        return eager(cond_fun, body_fun, init_val)
+    key = (tuple(w.key), treedef, tuple((x.shape, x.dtype, x.device) for x in leaves))
+    try:
+        entry = _cache.get(key)
+    except TypeError:         # an unhashable static value
+        return eager(cond_fun, body_fun, init_val)
+    if entry is None:
+        with _lock:
+            entry = _cache.setdefault(key, _Entry(w.objects))
+            while len(_cache) > _MAX_LOOPS:     # the oldest first (dicts keep their order)
+                del _cache[next(iter(_cache))]
+    if entry.graph is None:
+        entry.calls += 1
+        # an enclosing loop that may still compile takes this one in: wait for it
+        outer = getattr(_local, "running", ())
+        if entry.failed or entry.calls < after or any(not e.failed for e in outer):
+            return _eager_in(entry, eager, cond_fun, body_fun, init_val)
+        with _lock:
+            if entry.pending is not None:
+                if entry.calls % 8 == 0:
+                    _poll(entry, cond_fun, body_fun, w, leaves, eager, init_val)
+            elif entry.candidate is not None:
+                graph, key, entry.candidate = *entry.candidate, None
+                _take(entry, graph, key, eager, cond_fun, body_fun, init_val,
+                      [t.contiguous() for t in leaves + w.tensors] + entry.consts)
+            elif entry.graph is None and not entry.failed:
+                _build(entry, cond_fun, body_fun, w, leaves, treedef, eager, init_val)
+        if entry.graph is None:
+            return _eager_in(entry, eager, cond_fun, body_fun, init_val)
+    inputs = [t if t.is_contiguous() else t.contiguous() for t in leaves + w.tensors]
+    inputs += entry.consts
+    try:
+        out = entry.graph(*inputs)
+    except Exception as e:    # the compiled graph failed where tracing worked: stay eager
+        _debug("compiled loop failed", e)
+        entry.graph, entry.failed = None, True
+        return eager(cond_fun, body_fun, init_val)
+    return tree.unflatten(treedef, list(out))
+
+
+def _debug(*what):
+    if os.environ.get("PPL_TORCH_LOOP_DEBUG"):
+        import sys
+        print("ppl torch loops:", *what, file=sys.stderr)
+
+
+def _eager_in(entry, eager, cond_fun, body_fun, init_val):
+    """The eager loop, with ``entry`` on the stack of loops entered (see ``run_compiled``)."""
+    outer = getattr(_local, "running", ())
+    _local.running = outer + (entry,)
+    try:
+        return eager(cond_fun, body_fun, init_val)
+    finally:
+        _local.running = outer
+
+
+def _use_worker() -> bool:
+    return os.environ.get("PPL_TORCH_LOOP_WORKER", "0") == "1"
+
+
+def _build(entry, cond_fun, body_fun, w, leaves, treedef, eager, init_val):
+    """Trace the loop; compile it here if inductor's cache has it (or without a worker), else
+    hand it to the worker and keep going eagerly (:func:`_poll` takes the code in later)."""
+    t0 = time.perf_counter()
+    try:
+        gm, consts = _trace(cond_fun, body_fun, w, leaves, treedef)
+        size = sum(len(m.graph.nodes) for m in gm.modules()
+                   if isinstance(m, torch.fx.GraphModule))
+        if size > _MAX_NODES:   # an unrolled Python loop inside (a model's scan): too long
+            raise _Skip(f"{size} nodes")
+        gm = worker.portable(worker.prepare(gm))
+        entry.consts = [c.contiguous() for c in consts]
+        inputs = [t.contiguous() for t in leaves + w.tensors] + entry.consts
+        key = worker.graph_key(gm, inputs, entry.consts)
+        if worker.failed_before(key):
+            entry.failed = True
+        elif worker.compiled_before(key) or not _use_worker():
+            _tracing.loop_captured[0] = True
+            _take(entry, graphs.compile_graph(gm, inputs), key, eager, cond_fun, body_fun, init_val,
+                  inputs)
+        else:
+            worker.compile_elsewhere(key, gm, inputs)
+            entry.pending = (key, gm, time.perf_counter())
+    except Exception as e:    # not traceable or not compilable: stay eager
+        _debug("loop not captured", e)
+        entry.failed = True
+    finally:
+        _tracing._compile_seconds[0] += time.perf_counter() - t0
+
+
+def _poll(entry, cond_fun, body_fun, w, leaves, eager, init_val):
+    """Take the worker's code in once it is in inductor's cache."""
+    key, gm, _ = entry.pending
+    if worker.failed_before(key):
+        entry.pending, entry.failed = None, True
+    elif worker.compiled_before(key):
+        entry.pending = None
+        t0 = time.perf_counter()
+        try:
+            inputs = [t.contiguous() for t in leaves + w.tensors] + entry.consts
+            _take(entry, graphs.compile_graph(gm, inputs), key, eager, cond_fun, body_fun, init_val,
+                  inputs)
+        except Exception as e:
+            _debug("compiled loop not loaded", e)
+            entry.failed = True
+        finally:
+            _tracing._compile_seconds[0] += time.perf_counter() - t0
+
+
+def _take(entry, graph, key, eager, cond_fun, body_fun, init_val, inputs):
+    """Use ``graph`` if it reproduces the eager loop on these inputs."""
+    want = tree.leaves(_eager_in(entry, eager, cond_fun, body_fun, init_val))
+    if graphs.mostly_same(list(graph(*inputs)), want):
+        entry.graph = graph
+        _tracing.loop_captured[0] = True
+        worker.mark_compiled(key)
+    else:
+        # a float32 sampler loop can diverge from the eager one by rounding (a multinomial draw
+        # flips; with one chain, every output then differs): try again on later inputs
+        entry.misses += 1
+        _debug("compiled loop disagrees with the eager loop", entry.misses)
+        if entry.misses < 3:
+            entry.candidate = (graph, key)
+        else:
+            entry.failed = True
