@@ -31,6 +31,7 @@ import time
 
 import torch
 
+from ppl.backends.torch import tracing
 from ppl.backends.torch.loop_graphs import compile_graph
 
 __all__ = ["graph_key", "compiled_before", "failed_before", "compile_elsewhere", "prepare",
@@ -52,17 +53,10 @@ def _signature(tensors) -> list:
 
 
 def prepare(gm):
-    """``gm`` made ready for inductor, in place: its outputs all new tensors (a ``clone`` of
-    each: outputs that alias inputs, a slice or an input passed through, make AOTAutograd's
-    runtime wrapper rebuild them on every call, ~30% of a leapfrog step's call on eight
-    schools) and the tracing metadata of its nodes dropped (fake values, stack traces: not
-    needed to run or compile it, and not picklable)."""
-    out = next(n for n in reversed(gm.graph.nodes) if n.op == "output")
-    fresh = []
-    with gm.graph.inserting_before(out):
-        for node in out.args[0]:
-            fresh.append(gm.graph.call_function(torch.ops.aten.clone.default, (node,)))
-    out.args = (tuple(fresh),)
+    """``gm`` made ready for inductor, in place: its outputs all new tensors
+    (:func:`~ppl.backends.torch.tracing.clone_outputs`) and the tracing metadata of its nodes
+    dropped (fake values, stack traces: not needed to run or compile it, and not picklable)."""
+    tracing.clone_outputs(gm)
     for module in gm.modules():
         if isinstance(module, torch.fx.GraphModule):
             for node in module.graph.nodes:

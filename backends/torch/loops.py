@@ -48,12 +48,7 @@ _MAX_NODES = 8000         # nodes of a traced loop compiled at most (a NUTS tran
 
 def loop_after() -> int:
     """Calls of one loop after which it is compiled (``PPL_TORCH_LOOP_AFTER``; 0: never)."""
-    raw = os.environ.get("PPL_TORCH_LOOP_AFTER", "20")
-    try:
-        return max(0, int(raw))
-    except ValueError:
-        raise ValueError(f"PPL_TORCH_LOOP_AFTER must be a non-negative integer, got "
-                         f"{raw!r}.") from None
+    return _tracing.env_count("PPL_TORCH_LOOP_AFTER", 20, minimum=0)
 
 
 class _Walk:

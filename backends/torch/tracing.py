@@ -241,13 +241,18 @@ def _script(gm, tensors):
         return torch.jit.trace(gm, tuple(tensors), check_trace=False, strict=False)
 
 
-def _upgrade_after() -> int:
-    raw = os.environ.get("PPL_TORCH_INDUCTOR_AFTER", "1000")
+def env_count(name: str, default: int, minimum: int) -> int:
+    """The integer setting ``name`` of the environment (``default`` when unset), at least
+    ``minimum``; a clear error naming the variable when it is not an integer."""
+    raw = os.environ.get(name, str(default))
     try:
-        return max(1, int(raw))
+        return max(minimum, int(raw))
     except ValueError:
-        raise ValueError(f"PPL_TORCH_INDUCTOR_AFTER must be a positive integer, got "
-                         f"{raw!r}.") from None
+        raise ValueError(f"{name} must be an integer >= {minimum}, got {raw!r}.") from None
+
+
+def _upgrade_after() -> int:
+    return env_count("PPL_TORCH_INDUCTOR_AFTER", 1000, minimum=1)
 
 
 def _inductor(gm, tensors):
@@ -269,17 +274,21 @@ def _inductor(gm, tensors):
         return compile_fx(_fresh_outputs(gm), [fake_mode.from_tensor(t) for t in tensors])
 
 
-def _fresh_outputs(gm):
-    """A copy of ``gm`` whose outputs are all new tensors (``clone`` of each): outputs that
-    alias inputs (a slice, an input passed through) make AOTAutograd's runtime wrapper rebuild
-    them on every call, which cost ~30% of a leapfrog step's call on eight schools."""
-    gm = copy.deepcopy(gm)
+def clone_outputs(gm):
+    """Make every output of ``gm`` a new tensor (a ``clone`` of each), in place, without
+    recompiling: outputs that alias inputs (a slice, an input passed through) make AOTAutograd's
+    runtime wrapper rebuild them on every call, which cost ~30% of a leapfrog step's call on
+    eight schools."""
     out = next(n for n in reversed(gm.graph.nodes) if n.op == "output")
-    fresh = []
     with gm.graph.inserting_before(out):
-        for node in out.args[0]:
-            fresh.append(gm.graph.call_function(torch.ops.aten.clone.default, (node,)))
-    out.args = (tuple(fresh),)
+        out.args = (tuple(gm.graph.call_function(torch.ops.aten.clone.default, (node,))
+                          for node in out.args[0]),)
+    return gm
+
+
+def _fresh_outputs(gm):
+    """A copy of ``gm`` whose outputs are all new tensors (:func:`clone_outputs`)."""
+    gm = clone_outputs(copy.deepcopy(gm))
     gm.recompile()
     return gm
 
