@@ -33,8 +33,10 @@ The test, seeds 0-15, 64 chains per backend, in two set-ups:
   every stuck chain started in the sticky corner (both means below ``LOW_MEANS``); the count
   is printed.
 
-Measured on this test (2 busy cores): JAX own 0, common 0 of 64 (100 s for both); torch own 3
-(seeds 11, 13, 14, all from low starts), common 0 of 64; numpy: see the issue's closing note.
+Measured on this test (float64, seeds 0-15, 2 busy cores), stuck chains of 64, own / common
+starts: JAX 0 / 0 (2 min); torch 1 / 0 (seed 14, from a low start; 24 min); numpy 1 / 0 (seed
+7, from a low start; ~45 min per set-up). Before torch's counter-based draws its own starts
+gave 3 (seeds 11, 13, 14, all low starts) from the same sampler.
 ``pytest -m slow -s -k jax tests/posteriordb/test_mixture_chains.py`` prints the per-seed table.
 """
 
