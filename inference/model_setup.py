@@ -33,7 +33,7 @@ from ppl.inference.util import (
     site_log_prob,
 )
 
-__all__ = ["ModelInfo", "initialize_model", "split_data"]
+__all__ = ["ModelInfo", "initialize_model", "split_data", "data_key", "per_chain"]
 
 Array = Any
 
@@ -85,20 +85,35 @@ def split_data(args, kwargs):
 _CHECKS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 
 
+def data_key(static, layout) -> tuple:
+    """The part of a compiled program's cache key that a run's backend, argument structure
+    (``split_data``'s ``static``) and parameter layout decide."""
+    backend = ops.backend()
+    return (backend.name, backend.dtype, str(backend.device), static,
+            None if layout is None else (tuple(layout.names), tuple(map(tuple, layout.shapes))))
+
+
+def per_chain(fn_of_args, rebuild, transform=None):
+    """``compiled(z (C, D), data)``: ``transform(fn)`` for each chain's ``z``, where ``fn`` is
+    ``fn_of_args(args, kwargs)`` with the arguments rebuilt from the shared ``data`` leaves
+    (``split_data``), so new data of the same shapes reuses the compiled program."""
+    def fn(z, values):
+        return fn_of_args(*rebuild(values))(z)
+
+    return ops.jit(ops.vmap(fn if transform is None else transform(fn), in_axes=(0, None)))
+
+
 def _batched_check(model, potential_of_args, layout, enumerated, model_args, model_kwargs):
     """``check(z (C, D)) -> (U (C,), grad (C, D))`` through a compiled program cached per model
     (see the module docstring)."""
     data, rebuild, static = split_data(model_args, model_kwargs)
-    backend = ops.backend()
-    key = (backend.name, backend.dtype, str(backend.device), static, enumerated,
-           tuple(layout.names), tuple(map(tuple, layout.shapes)))
+    key = (data_key(static, layout), enumerated)
     try:
         cache = _CHECKS.setdefault(model, {})
     except TypeError:                     # a model that cannot be weakly referenced
         cache = {}
     if key not in cache:
-        cache[key] = ops.jit(ops.vmap(ops.value_and_grad(
-            lambda z, values: potential_of_args(*rebuild(values))(z)), in_axes=(0, None)))
+        cache[key] = per_chain(potential_of_args, rebuild, ops.value_and_grad)
     return lambda z: cache[key](z, data)
 
 

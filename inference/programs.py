@@ -30,7 +30,7 @@ from typing import NamedTuple
 from ppl import ops, random
 from ppl.inference.chain_plate import batched_value_and_grad, postprocess_draws
 from ppl.inference.kernels import WarmupFlags
-from ppl.inference.model_setup import split_data, static_key
+from ppl.inference.model_setup import data_key, per_chain, split_data, static_key
 
 __all__ = ["Program", "split_data", "get_program"]
 
@@ -86,22 +86,17 @@ def get_program(kernel, setup, args, kwargs, *, num_chains: int, parallel: bool)
                        None if post is None else
                        (lambda z, _: postprocess_draws(post, setup.chain_plate, z))), ()
     data, rebuild, static = split_data(args, kwargs)
-    layout = setup.layout
-    key = (backend.name, backend.dtype, str(backend.device), shards, static, _settings(kernel),
-           None if layout is None else (tuple(layout.names), tuple(map(tuple, layout.shapes))))
+    key = (data_key(static, setup.layout), shards, _settings(kernel))
     programs = _CACHE.setdefault(kernel, {})
     if key not in programs:
-        potential_of = setup.potential_of_args
         # one compiled gradient, shared by every place the sampler calls it (traced once)
-        vg_data = ops.jit(ops.vmap(ops.value_and_grad(
-            lambda z, values: potential_of(*rebuild(values))(z)), in_axes=(0, None)))
+        vg_data = per_chain(setup.potential_of_args, rebuild, ops.value_and_grad)
 
         def vg_of(values):
             return lambda z: vg_data(z, values)
 
         post_of = setup.postprocess_of_args
-        post = None if post_of is None else ops.jit(ops.vmap(
-            lambda z, values: post_of(*rebuild(values))(z), in_axes=(0, None)))
+        post = None if post_of is None else per_chain(post_of, rebuild)
         programs[key] = Program(
             ops.jit(lambda z, values: kernel.init(z, vg_of(values))),
             _build_chunk(lambda values: kernel.build_iteration(vg_of(values)),
