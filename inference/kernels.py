@@ -244,7 +244,9 @@ class NUTS(_HMCFamily):
     adapt_step_size
         Tune the step size by dual averaging toward ``target_accept_prob``.
     adapt_mass_matrix
-        Estimate the inverse mass matrix in Stan's windows.
+        Estimate the inverse mass matrix in Stan's windows; the final stage, where only the
+        step size adapts, is 15 % of warmup (at least Stan's 50 iterations), which brings the
+        realised acceptance to the target (see :func:`~ppl.inference.adaptation.warmup_schedule`).
     dense_mass
         Full covariance (``True``) or diagonal (``False``) inverse mass matrix.
     target_accept_prob

@@ -24,7 +24,7 @@ SCHEDULES = [
 
 @pytest.mark.parametrize("num_warmup, windows", SCHEDULES)
 def test_warmup_schedule_matches_stan(num_warmup, windows):
-    s = A.warmup_schedule(num_warmup)
+    s = A.warmup_schedule(num_warmup, term_buffer=50)
     assert s.windows == windows
     assert s.reset[0]
     for first, last in windows:
@@ -33,6 +33,20 @@ def test_warmup_schedule_matches_stan(num_warmup, windows):
             assert s.update_mass[last + 1] and s.reset[last + 1]
     assert s.collect.sum() == sum(b - a + 1 for a, b in windows)
     assert s.update_mass.sum() == len(windows)
+
+
+@pytest.mark.parametrize("num_warmup, windows", [
+    (1000, [(75, 99), (100, 149), (150, 249), (250, 449), (450, 849)]),
+    (500, [(75, 99), (100, 149), (150, 424)]),            # Stan stretches the last window
+    (300, [(75, 99), (100, 149), (150, 249)]),            # 15 % < 50: Stan's buffer
+    (100, [(15, 89)]),
+])
+def test_default_terminal_buffer_is_15_percent(num_warmup, windows):
+    # the final step-size-only stage is max(50, 15 % of warmup) long; the rest is Stan's
+    s = A.warmup_schedule(num_warmup)
+    assert s.windows == windows
+    last = windows[-1][1]
+    assert s.reset[last + 1] and not s.collect[last + 1:].any()
 
 
 def test_warmup_schedule_flags():
