@@ -134,41 +134,60 @@ def table(rows) -> str:
     return "\n".join(lines)
 
 
-def scale(out, chains=4, warmup=300, samples=300):
+def scale(out, chains=4, warmup=300, samples=300, chain_method=None, devices=4):
     """Time per gradient and peak memory (RSS high-water mark of this process, which grows
     monotonically: each row runs in a fresh process via ``--scale-one``)."""
     import subprocess
     for n in (1_000, 10_000, 100_000):
         cmd = [sys.executable, "-m", "benchmarks.nuts_jax", "--scale-one", str(n),
-               "--chains", str(chains), "--warmup", str(warmup), "--samples", str(samples)]
+               "--chains", str(chains), "--warmup", str(warmup), "--samples", str(samples),
+               "--devices", str(devices)] + (["--chain-method", chain_method] if chain_method
+                                             else [])
         print(subprocess.run(cmd, capture_output=True, text=True).stdout.strip(), file=out,
               flush=True)
 
 
-def scale_one(n, cfg_kw):
+def scale_one(n, cfg_kw, chain_method=None):
     """One row of :func:`scale`: the run's peak RSS, and its growth over the process's RSS
-    before the run (JAX, XLA and the data already loaded), against the data and the draws."""
+    before the run (JAX, XLA and the data already loaded), against the data and the draws.
+
+    The data are made in float32 (no float64 temporaries to set the high-water mark before the
+    run) and handed over as JAX arrays, the NumPy copies dropped: the caller holds one copy."""
     import resource
 
     import jax
 
+    import ppl
     from benchmarks.problems import get_problems
-    from benchmarks.runners import RUNNERS, Config
+    from benchmarks.runners import RUNNERS, Config, _ppl
+    from ppl import ops
 
     def rss_mb():
         return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
-    problem = get_problems([f"logistic_N{n}_D100"])[0]
+    d = 100
+    rng = np.random.default_rng(0)
+    x = rng.standard_normal((n, d), dtype=np.float32)
+    beta = rng.normal(scale=0.5, size=d).astype(np.float32)
+    y = (rng.uniform(size=n) < 1.0 / (1.0 + np.exp(-(x @ beta + 0.3)))).astype(np.float32)
+    with ppl.use_backend("jax", dtype="float32"):
+        x, y = ops.asarray(x), ops.asarray(y)
+    problem = get_problems(["logistic_N10_D100"])[0]     # its model, with the data above
+    problem = problem._replace(name=f"logistic_N{n}_D{d}", args=(x,), kwargs={"y": y})
     jax.jit(lambda v: v + 1)(1.0)                  # XLA started: part of the baseline
     cfg = Config(**cfg_kw)
     before = rss_mb()
-    res = RUNNERS["ppl"](problem, 0, cfg)
+    if chain_method is None:
+        res = RUNNERS["ppl"](problem, 0, cfg)
+    else:
+        res = _ppl(problem, 0, cfg, chain_method=chain_method)
     peak = rss_mb()
-    data_mb = problem.args[0].nbytes / 2 / 2**20 + problem.kwargs["y"].nbytes / 2 / 2**20
-    draws_mb = cfg.chains * cfg.samples * 101 * 4 / 2**20
-    print(f"N={n:>7} D=100: {1e6 * res.wall / res.grads:8.1f} us/grad (wall {res.wall:.1f}s, "
+    data_mb = (n * d + n) * 4 / 2**20
+    draws_mb = cfg.chains * cfg.samples * (d + 1) * 4 / 2**20
+    print(f"N={n:>7} D={d}: {1e6 * res.wall / res.grads:8.1f} us/grad (wall {res.wall:.1f}s, "
           f"{res.grads:.0f} grads), peak RSS {peak:6.0f} MB, of which the run {peak - before:6.0f}"
-          f" MB; float32 data {data_mb:.1f} MB + draws {draws_mb:.1f} MB ({load()})")
+          f" MB; float32 data {data_mb:.1f} MB + draws {draws_mb:.1f} MB "
+          f"({chain_method or 'default'} chains, {load()})")
 
 
 def main(argv=None):
@@ -185,15 +204,16 @@ def main(argv=None):
     p.add_argument("--devices", type=int, default=4, help="JAX host devices")
     p.add_argument("--scale", action="store_true")
     p.add_argument("--scale-one", type=int, help=argparse.SUPPRESS)
+    p.add_argument("--chain-method", help="ppl's chain_method in --scale (default: ppl's choice)")
     p.add_argument("--json")
     a = p.parse_args(argv)
     _set_devices(a.devices)
     n = 500 if a.quick else 1000
     cfg_kw = dict(chains=a.chains, warmup=a.warmup or n, samples=a.samples or n)
     if a.scale_one:
-        return scale_one(a.scale_one, cfg_kw)
+        return scale_one(a.scale_one, cfg_kw, a.chain_method)
     if a.scale:
-        return scale(sys.stdout)
+        return scale(sys.stdout, chain_method=a.chain_method, devices=a.devices)
     for m in filter(None, a.modules.split(",")):
         importlib.import_module(m)
     from benchmarks.problems import get_problems

@@ -135,6 +135,16 @@ for method in ("sequential", "parallel", None):
         assert len(mcmc.last_state.position.devices()) == 2   # chains stayed on two devices
 np.testing.assert_allclose(out["sequential"], out["parallel"], rtol=1e-12)
 np.testing.assert_array_equal(out["parallel"], out[None])
+import ppl.distributions as dist
+from ppl.inference.mcmc import PARALLEL_DATA_LIMIT
+def big(y):
+    mu = ppl.sample("mu", dist.Normal(0.0, 1.0))
+    with ppl.plate("N", y.shape[0]):
+        ppl.sample("y", dist.Normal(mu, 1.0), obs=y)
+y = ops.asarray(np.zeros(PARALLEL_DATA_LIMIT // 8))    # float64: exactly the limit
+mcmc = MCMC(NUTS(big), num_warmup=5, num_samples=5, num_chains=2, progress_bar=False)
+mcmc.run(0, y)
+assert len(mcmc.last_state.position.devices()) == 1    # large data: one device, one copy
 print("ok", out["parallel"].shape)
 """
 
@@ -154,6 +164,29 @@ def test_parallel_uses_one_device_per_chain(backend):
                           capture_output=True, text=True, timeout=300)
     assert proc.returncode == 0, proc.stderr[-3000:]
     assert "ok (2, 20, 2)" in proc.stdout
+
+
+@pytest.mark.parametrize("args, kwargs, nbytes, num_chains, many_devices", [
+    ((), {}, 0, 4, "parallel"),
+    ((np.zeros(10),), {}, 80, 4, "parallel"),
+    ((np.zeros(2**17 - 1), 1.0), {}, 2**20 - 8, 4, "parallel"),   # just below 1 MiB
+    ((np.zeros(2**17),), {}, 2**20, 4, "vectorized"),             # 1 MiB: one device
+    ((np.zeros(2**16),), {"y": np.zeros(2**16)}, 2**20, 4, "vectorized"),   # leaves add up
+    ((np.zeros(2**18, np.float32), "a"), {}, 2**20, 4, "vectorized"),
+    ((), {}, 0, 1, "vectorized"),
+])
+def test_default_chain_method(backend, monkeypatch, args, kwargs, nbytes, num_chains,
+                              many_devices):
+    """``chain_method=None``: chains over devices only where there are several and the data
+    (every array leaf of the model's arguments, NumPy or backend) stay below 1 MiB."""
+    from ppl.inference.mcmc import data_nbytes, default_chain_method
+    assert data_nbytes(args, kwargs) == nbytes
+    assert data_nbytes((ops.zeros((2**18,)),), {}) >= 2**20       # backend arrays count
+    expected = many_devices if ops.chain_shards(num_chains) > 1 else "vectorized"
+    assert default_chain_method(num_chains, nbytes) == expected
+    # the rule itself, with two devices pretended on any backend
+    monkeypatch.setattr(type(ops.backend()), "chain_shards", lambda self, c: min(c, 2))
+    assert default_chain_method(num_chains, nbytes) == many_devices
 
 
 @pytest.mark.backends("numpy")
