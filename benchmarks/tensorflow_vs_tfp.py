@@ -6,7 +6,7 @@ runs 4 chains of 1000 warmup + 1000 draws, in float32, for each seed:
 
 * ``ppl[tensorflow]``: ``MCMC(NUTS(model))``, vectorized chains; the whole warmup and sampling
   loop runs as chunks of XLA-compiled iterations. Adapts the step size and a diagonal mass
-  matrix (Stan's windows).
+  matrix (Stan's windows, with a final step-size stage of 15 % of warmup).
 * ``tfp``: ``tfp.mcmc.NoUTurnSampler`` inside ``TransformedTransitionKernel`` (``tau`` through
   ``Exp``, as ppl's ``biject_to(positive)``) inside ``DualAveragingStepSizeAdaptation`` (80 % of
   the warmup, target acceptance 0.8 as ppl's), chains batched, the whole ``sample_chain``
