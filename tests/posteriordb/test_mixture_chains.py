@@ -23,6 +23,12 @@ backend. Measured (default NUTS, float64, 4 x (1000 + 1000)):
   backends' starting points have one distribution (400 seeds x 4 chains each: uniform per
   coordinate, uncorrelated, 3-4 % in that corner), but a seed gives each backend other points,
   so one backend's 16 seeds can hold several sticky starts and another's none.
+* The corner is not the only sticky start (2026-11-25): TensorFlow's own start of seed 2,
+  chain 0 (z = (-0.56, 1.83, -0.82, -1.61, 1.28): both sigmas small, the second mean at 5.7,
+  above the data) sticks in 40 of 768 runs on TensorFlow and 37 of 768 on JAX (other keys;
+  Fisher p = 0.82), and with the same NumPy draws both backends collapse the same 9 of 64
+  chains early in warmup. Such starts are rare (one in the 64 + 480 ordinary starts seen
+  so far stuck), so a backend's own 64 starts may give one.
 
 The test, seeds 0-15, 64 chains per backend, in two set-ups:
 
@@ -30,8 +36,8 @@ The test, seeds 0-15, 64 chains per backend, in two set-ups:
   distribution drawn with NumPy (``default_rng(seed).uniform(-2, 2)`` in unconstrained space):
   the samplers compared on one sample of starts; at most one stuck chain (the issue's bound).
 * ``own``: each backend's own ``init_to_uniform`` (``mcmc.run(seed)``), what a user runs:
-  every stuck chain started in the sticky corner (both means below ``LOW_MEANS``); the count
-  is printed.
+  at most ``MAX_OUTSIDE`` (one) stuck chain from outside the sticky corner (both means below
+  ``LOW_MEANS``), where the rate measured so far is below 1 %; the count is printed.
 
 Measured on this test (float64, seeds 0-15, 2 busy cores), stuck chains of 64, own / common
 starts: JAX 0 / 0 (2 min); torch 1 / 0 (seed 14, from a low start; 24 min); numpy 1 / 0 (seed
@@ -54,6 +60,7 @@ POSTERIOR = "low_dim_gauss_mix-low_dim_gauss_mix"
 SEEDS = range(16)
 TOLERANCE = 0.03
 MAX_STUCK = 1
+MAX_OUTSIDE = 1    # stuck chains from starts outside the corner (rate < 1 %, see above)
 DIM = 5           # unconstrained: mu (ordered, 2), log sigma (2), logit theta
 STARTS = ("own", "common")
 LOW_MEANS = -0.5   # both ordered means below this at the start: the sticky corner
@@ -95,8 +102,8 @@ def both_means_low(z):
 @pytest.mark.parametrize("backend_name", ppl.available_backends())
 def test_stuck_chains(backend_name, start):
     """``common``: at most one stuck chain of 64 on every backend (the samplers on the same
-    starting points). ``own``: every stuck chain started in the sticky corner (the count is
-    printed: it follows how many such starts the backend's seeds happen to draw)."""
+    starting points). ``own``: at most one stuck chain started outside the sticky corner (the
+    count is printed: it follows how many such starts the backend's seeds happen to draw)."""
     module = load_module(POSTERIOR)
     theta_ref = pdb.load_reference(POSTERIOR)["theta"]["mean"]
     rows, total, outside = [], 0, 0
@@ -119,7 +126,7 @@ def test_stuck_chains(backend_name, start):
     print(f"{backend_name} {start}: {total} of {4 * len(SEEDS)} chains stuck, {outside} of "
           f"them from a start outside the sticky corner")
     table = "\n".join(rows)
-    assert outside == 0, f"{backend_name}: chains stuck from ordinary starts:\n{table}"
+    assert outside <= MAX_OUTSIDE, f"{backend_name}: chains stuck from ordinary starts:\n{table}"
     if start == "common":
         assert total <= MAX_STUCK, (
             f"{backend_name} (common starting points): {total} of {4 * len(SEEDS)} chains "
