@@ -27,16 +27,14 @@ import sys
 import time
 from collections import defaultdict
 
-from benchmarks.nuts_jax import _set_devices, load, min_ess
+from benchmarks.nuts_jax import CompileClock, _set_devices, load, min_ess
 
 
 class CpuCompileClock:
     """CPU and wall seconds inside JAX's compile events (``jax.monitoring``: a scalar at an
     event's start, its duration at the end)."""
 
-    EVENTS = ("/jax/core/compile/jaxpr_trace_duration",
-              "/jax/core/compile/jaxpr_to_mlir_module_duration",
-              "/jax/core/compile/backend_compile_duration")
+    EVENTS = CompileClock.EVENTS
 
     def __init__(self):
         import jax

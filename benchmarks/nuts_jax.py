@@ -158,7 +158,7 @@ def scale_one(n, cfg_kw, chain_method=None):
     import jax
 
     import ppl
-    from benchmarks.problems import get_problems
+    from benchmarks.problems import get_problems, logistic_data
     from benchmarks.runners import RUNNERS, Config, _ppl
     from ppl import ops
 
@@ -166,10 +166,7 @@ def scale_one(n, cfg_kw, chain_method=None):
         return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
     d = 100
-    rng = np.random.default_rng(0)
-    x = rng.standard_normal((n, d), dtype=np.float32)
-    beta = rng.normal(scale=0.5, size=d).astype(np.float32)
-    y = (rng.uniform(size=n) < 1.0 / (1.0 + np.exp(-(x @ beta + 0.3)))).astype(np.float32)
+    x, y = logistic_data(n, d, dtype=np.float32)
     with ppl.use_backend("jax", dtype="float32"):
         x, y = ops.asarray(x), ops.asarray(y)
     problem = get_problems(["logistic_N10_D100"])[0]     # its model, with the data above

@@ -26,11 +26,12 @@ class Problem(NamedTuple):
     nuts_kwargs: dict = {}
 
 
-def logistic_data(n=2000, d=25, seed=0):
+def logistic_data(n=2000, d=25, seed=0, dtype=np.float64):
+    """Rows ``x (n, d)`` and labels ``y (n,)`` in ``dtype`` (made in it: no float64 copy)."""
     rng = np.random.default_rng(seed)
-    x = rng.normal(size=(n, d))
-    beta = rng.normal(scale=0.5, size=d)
-    y = (rng.uniform(size=n) < 1.0 / (1.0 + np.exp(-(x @ beta + 0.3)))).astype(np.float64)
+    x = rng.standard_normal((n, d), dtype=dtype)
+    beta = rng.normal(scale=0.5, size=d).astype(dtype)
+    y = (rng.uniform(size=n) < 1.0 / (1.0 + np.exp(-(x @ beta + 0.3)))).astype(dtype)
     return x, y
 
 
