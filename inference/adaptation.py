@@ -45,7 +45,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from ppl import ops, random
+from ppl import ops
 from ppl.inference.batching import select
 from ppl.inference.integrators import IntegratorState, velocity_verlet
 from ppl.inference.metrics import gaussian_euclidean
@@ -194,12 +194,13 @@ def find_reasonable_step_size(rng_key, position, potential_energy, potential_ene
     dtype = ops.dtype_of(position)
     step_size = ops.asarray(step_size, dtype)
     neg_inf = -float("inf")
+    # one momentum for every trial step size (Stan draws one per trial): the acceptance then
+    # changes with the step size alone, and the loop holds no random draw
+    p = metric.sample_momentum(rng_key, shape)
+    h0 = potential_energy + metric.kinetic_energy(p)
 
     def body(carry):
         i, eps, direction, done = carry
-        key = random.fold_in(rng_key, i)
-        p = metric.sample_momentum(key, shape)
-        h0 = potential_energy + metric.kinetic_energy(p)
         new = leapfrog(IntegratorState(position, p, potential_energy, potential_energy_grad),
                        ops.expand_dims(eps, -1))
         delta = h0 - (new.potential_energy + metric.kinetic_energy(new.momentum))

@@ -48,6 +48,7 @@ class KernelSetup(NamedTuple):
     #                              that take the data as arguments (ppl.inference.programs)
     postprocess_of_args: Callable | None = None   # likewise for postprocess_fn
     chain_plate: object = None   # the model run once for all chains (inference.chain_plate)
+    init_values: tuple | None = None  # (U (C,), grad U (C, D)) at init_position, if known
 
 
 class WarmupFlags(NamedTuple):
@@ -132,12 +133,12 @@ class _HMCFamily:
             return KernelSetup(z, self.potential_fn, None, None, lambda a, k: self.potential_fn)
         info = initialize_model(rng_key, self.model, model_args, model_kwargs,
                                 init_strategy=self.init_strategy, num_chains=num_chains)
-        z = info.init_position
+        z, values = info.init_position, (info.init_potential_energy, info.init_grad)
         if init_params is not None:
-            z = _flat_init(init_params, num_chains, info.layout)
+            z, values = _flat_init(init_params, num_chains, info.layout), None
         return KernelSetup(z, info.potential_fn, info.postprocess_fn, info.layout,
                            info.potential_of_args, info.postprocess_of_args,
-                           info.chain_plate)
+                           info.chain_plate, values)
 
     def build_kernel(self) -> Callable:
         """``kernel(rng_key, state, potential_and_grad_fn, step_size, inverse_mass_matrix)``."""

@@ -219,14 +219,13 @@ class MCMC:
         key = random.as_key(rng_key)
         self._result, self._samples, self.interrupted = None, None, False
         try:
-            result, k_run = self._sample(key, args, kwargs, init_params, num_samples)
+            result, next_key = self._sample(key, args, kwargs, init_params, num_samples)
         except KeyboardInterrupt:
             self.interrupted = True
             print("ppl: MCMC interrupted while setting up the model, before warmup: no draws "
                   "were taken.", file=sys.stderr)
             raise
         self._result = result
-        next_key = random.fold_in(k_run, 2**31 - 1)
         self.last_state = MCMCState(result.last[0], result.last[1], next_key)
         if result.interrupted:
             self.interrupted = True
@@ -245,14 +244,16 @@ class MCMC:
         # backend settings for many small calls (torch: one intra-op thread)
         start = time.perf_counter()
         with ops.backend().sampling_scope():
-            k_init, k_run = random.split(key, 2)
+            # every key from splits in two (one compiled program on a first run)
+            k_setup, k_run = random.split(key, 2)
+            k_init, k_next = random.split(k_setup, 2)
             setup = self.kernel.setup(k_init, args, kwargs, init_params, self.num_chains)
             method = self.chain_method or default_chain_method(self.num_chains,
                                                                data_nbytes(args, kwargs))
             program, data = get_program(self.kernel, setup, args, kwargs,
                                         num_chains=self.num_chains,
                                         parallel=method == "parallel")
-            carry, num_warmup = self._start(setup.init_position, program, data)
+            carry, num_warmup = self._start(setup, program, data)
             self._postprocess = (program.postprocess, data)
             self._model_call = (args, kwargs)
             self._schedule = (num_warmup, num_samples)
@@ -262,7 +263,7 @@ class MCMC:
             setup_seconds = time.perf_counter() - start
             result = runner.run(method, carry, k_run)
             self.timings = {"setup": setup_seconds, **runner.timings}
-            return result, k_run
+            return result, k_next
 
     def _interrupt_note(self) -> str:
         """One line: where Ctrl-C stopped the last run and what was kept."""
@@ -276,9 +277,9 @@ class MCMC:
                 f"chain{'s' if chains > 1 else ''} on the MCMC object (mcmc.interrupted is "
                 f"True; get_samples(), summary(), to_arviz() use them).")
 
-    def _start(self, init_position, program, data):
+    def _start(self, setup, program, data):
         """The carry to start from, and the number of warmup iterations still to run."""
-        start = self.post_warmup_state
+        init_position, start = setup.init_position, self.post_warmup_state
         if start is not None:
             got = tuple(ops.shape(start.hmc_state.position))
             if got != tuple(ops.shape(init_position)):
@@ -286,7 +287,10 @@ class MCMC:
                     f"post_warmup_state has positions of shape {got}, this run needs "
                     f"{tuple(ops.shape(init_position))} (num_chains, D).")
             return (start.hmc_state, start.adapt_state), 0
-        carry = program.init(init_position, data)
+        if setup.init_values is not None and program.init_from is not None:
+            carry = program.init_from(init_position, *setup.init_values)
+        else:
+            carry = program.init(init_position, data)
         pe = np.asarray(ops.to_numpy(carry[0].potential_energy))
         if not np.all(np.isfinite(pe)):
             raise ValueError(

@@ -54,6 +54,10 @@ class ModelInfo(NamedTuple):
     #: the model's functions of many parameter vectors at once (``None`` for enumerated
     #: models), for backends whose ``vmap`` is a loop (:mod:`ppl.inference.chain_plate`)
     chain_plate: ChainPlate | None = None
+    #: the potential energy and its gradient at ``init_position`` (as NumPyro's ``ParamInfo``),
+    #: computed by the check that the starting points are valid
+    init_potential_energy: Array | None = None
+    init_grad: Array | None = None
 
 
 def static_key(v):
@@ -117,16 +121,61 @@ def _batched_check(model, potential_of_args, layout, enumerated, model_args, mod
     return lambda z: cache[key](z, data)
 
 
-def _first_draws_valid(keys, proto, init_trace, layout, check):
-    """The first draw of every chain (as the retry loop draws it), when every one of them has a
-    finite position, potential and gradient; else ``None``."""
-    traces = [proto] + [init_trace(random.split(keys[c], 2)[1]) for c in range(1, len(keys))]
-    z = ops.stack([_unconstrained_position(t, layout) for t in traces], axis=0)
+def _first_draws_valid(key, num_chains, flat, init_trace, layout, check):
+    """``(z, U, grad U)`` at the first draw of every chain (``flat``, else as the retry loop
+    draws it), when every one of them has a finite position, potential and gradient; else
+    ``None``."""
+    z = flat if flat is not None else ops.stack(
+        [_unconstrained_position(init_trace(random.split(k, 2)[1]), layout)
+         for k in random.split(key, num_chains)], axis=0)
     if _not_finite(z):
         return None
     with np.errstate(all="ignore"):
         pe, grad = check(z)
-    return None if _not_finite(pe) or _not_finite(grad) else z
+    return None if _not_finite(pe) or _not_finite(grad) else (z, pe, grad)
+
+
+def _structure(model_trace):
+    """``(layout, first enumerated dim or None)`` of a first model trace: the latent sites, their
+    shapes, and where enumeration starts (``None``: nothing to enumerate). Only shapes and site
+    metadata are read, so the trace may hold abstract values (:func:`_abstract_structure`)."""
+    latents = _latent_sites(model_trace)
+    _check_latents(latents)
+    shapes, cshapes = [], []
+    for name, site in latents:
+        cshape = tuple(ops.shape(site["value"]))
+        expected = site_shape(site)
+        if cshape != expected:
+            raise ValueError(
+                f"The initial value of site {name!r} has shape {cshape}, but the site's "
+                f"distribution gives shape {expected}."
+            )
+        cshapes.append(cshape)
+        shapes.append(tuple(biject_to(site["fn"].support).inverse_shape(cshape)))
+    layout = ParamLayout([n for n, _ in latents], shapes, cshapes)
+    enumerated = any(is_enumerated(site) for site in model_trace.values())
+    return layout, first_enumerated_dim(model_trace) if enumerated else None
+
+
+def _abstract_structure(init_trace, key):
+    """:func:`_structure` of the first model trace, run under ``ops.eval_shape``: on JAX the
+    model runs on abstract values, so its eager ops (a compile per op and shape on a first run)
+    do not run. A model that cannot run so (Python control flow on values) runs eagerly."""
+    found = []
+    try:
+        ops.eval_shape(lambda k: found.append(_structure(init_trace(k))), key)
+        return found[0]
+    except Exception:          # noqa: BLE001 - the eager run below raises the model's errors
+        return _structure(init_trace(key))
+
+
+def _uniform_radius(strategy):
+    """The radius of :func:`init_to_uniform`, whose starts are drawn directly in unconstrained
+    space (one ``(C, D)`` draw, no model run), or ``None`` for any other strategy."""
+    func = getattr(strategy, "func", strategy)
+    if func is not init_to_uniform:
+        return None
+    return float((getattr(strategy, "keywords", None) or {}).get("radius", 2.0))
 
 
 def _latent_sites(model_trace):
@@ -175,14 +224,15 @@ def _diagnose(z, grad, layout, model, model_args, model_kwargs):
 
 def _find_valid_position(key, init_trace, layout, value_and_grad, model, model_args,
                          model_kwargs, *, max_tries, first, strategy):
+    """``(z, U, grad U)`` at a finite starting point: ``first`` (an unconstrained position, or
+    ``None``), then the strategy's draws from fresh keys, ``max_tries`` in all."""
     previous, z, grad, tried = None, None, None, 0
     for attempt in range(max_tries):
         if attempt == 0 and first is not None:
-            model_trace = first
+            z_new = first
         else:
             key, sub = random.split(key, 2)
-            model_trace = init_trace(sub)
-        z_new = _unconstrained_position(model_trace, layout)
+            z_new = _unconstrained_position(init_trace(sub), layout)
         z_np = np.asarray(ops.to_numpy(z_new))
         if previous is not None and np.array_equal(z_np, previous, equal_nan=True):
             break  # the strategy is deterministic: retrying gives the same point
@@ -192,7 +242,7 @@ def _find_valid_position(key, init_trace, layout, value_and_grad, model, model_a
         with np.errstate(all="ignore"):  # failed attempts are expected; reported below
             pe, grad = value_and_grad(z)
         if not (_not_finite(pe) or _not_finite(grad)):
-            return z
+            return z, pe, grad
     with np.errstate(all="ignore"):
         bad_value, bad_lp, bad_grad = _diagnose(z, grad, layout, model, model_args,
                                                 model_kwargs)
@@ -280,26 +330,16 @@ def initialize_model(rng_key, model, model_args=(), model_kwargs=None, *,
         return trace(substitute(seed(model, rng_seed=k), substitute_fn=init_strategy)) \
             .get_trace(*model_args, **model_kwargs)
 
-    keys = random.split(key, 1 if num_chains is None else int(num_chains))
-    proto = init_trace(keys[0])
-    latents = _latent_sites(proto)
-    _check_latents(latents)
-    shapes, cshapes = [], []
-    for name, site in latents:
-        cshape = tuple(ops.shape(site["value"]))
-        expected = site_shape(site)
-        if cshape != expected:
-            raise ValueError(
-                f"The initial value of site {name!r} has shape {cshape}, but the site's "
-                f"distribution gives shape {expected}."
-            )
-        cshapes.append(cshape)
-        shapes.append(tuple(biject_to(site["fn"].support).inverse_shape(cshape)))
-    layout = ParamLayout([n for n, _ in latents], shapes, cshapes)
+    C = 1 if num_chains is None else int(num_chains)
+    k_trace, k_flat = random.split(key, 2)
+    # the chain plate (backends whose vmap is a loop) is built from a real first trace; the
+    # others only need the trace's structure, found without running (or compiling) the model
+    proto = init_trace(k_trace) if ops.backend().vmap_is_loop else None
+    layout, first_dim = _structure(proto) if proto is not None \
+        else _abstract_structure(init_trace, k_trace)
     # discrete sites marked for enumeration are summed out of the potential
-    density_model = model
-    if any(is_enumerated(site) for site in proto.values()):
-        density_model = enum(model, first_available_dim=first_enumerated_dim(proto))
+    density_model = model if first_dim is None \
+        else enum(model, first_available_dim=first_dim)
 
     def potential_of_args(args, kwargs):
         return lambda z: potential_energy(density_model, args, kwargs, layout.unravel(z))
@@ -310,21 +350,28 @@ def initialize_model(rng_key, model, model_args=(), model_kwargs=None, *,
     potential_fn = potential_of_args(model_args, model_kwargs)
     postprocess_fn = postprocess_of_args(model_args, model_kwargs)
 
-    init_position = None
+    radius = _uniform_radius(init_strategy)
+    flat = None if radius is None else random.uniform(
+        k_flat, (C, layout.size), minval=-radius, maxval=radius)
+    start = None
     if num_chains is not None and ops.backend().compiles_control_flow:
         check = _batched_check(model, potential_of_args, layout, density_model is not model,
                                model_args, model_kwargs)
-        init_position = _first_draws_valid(keys, proto, init_trace, layout, check)
-    if init_position is None:
+        start = _first_draws_valid(k_trace, C, flat, init_trace, layout, check)
+    if start is None:
+        keys = random.split(k_trace, C)
         value_and_grad = ops.jit(ops.value_and_grad(potential_fn))  # one compile, not per op
         positions = [
             _find_valid_position(keys[c], init_trace, layout, value_and_grad, density_model,
                                  model_args, model_kwargs, max_tries=max_tries,
-                                 first=proto if c == 0 else None, strategy=init_strategy)
-            for c in range(1 if num_chains is None else int(num_chains))
+                                 first=None if flat is None else flat[c],
+                                 strategy=init_strategy)
+            for c in range(C)
         ]
-        init_position = positions[0] if num_chains is None else ops.stack(positions, axis=0)
+        start = positions[0] if num_chains is None else \
+            tuple(ops.stack(parts, axis=0) for parts in zip(*positions))
     plate = chain_plate(model, model_args, model_kwargs, layout, proto) \
         if ops.backend().vmap_is_loop else None
+    init_position, init_pe, init_grad = start
     return ModelInfo(init_position, potential_fn, postprocess_fn, layout, potential_of_args,
-                     postprocess_of_args, plate)
+                     postprocess_of_args, plate, init_pe, init_grad)

@@ -172,7 +172,7 @@ def build_kernel(*, max_tree_depth: int = 10, max_delta_energy: float = 1000.0,
         momentum = gaussian_euclidean(inverse_mass_matrix).momentum_from_normal(normal[:, :D])
 
         def uniform_fn(i):
-            return random.uniform(random.fold_in(k_leaves, i), (C, 3), dtype)
+            return random.indexed_uniform(k_leaves, i, (C, 3), dtype)
 
         return transition(state, momentum, normal[:, D] > 0, uniform_fn, potential_and_grad_fn,
                           step_size, inverse_mass_matrix)

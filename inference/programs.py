@@ -44,6 +44,13 @@ class Program(NamedTuple):
     chunk: Callable      # (carry, xs, key or (S, ...) keys, data) -> (carry, Draw)
     num_shards: int      # devices the chunk spreads chains over
     postprocess: Callable | None = None   # (z (N, D), data) -> {site: (N, ...)}; None: raw z
+    #: (position, U, grad U) -> carry: ``init`` where the potential at the starting points is
+    #: known (the model setup's check computed it), so no gradient runs or compiles again
+    init_from: Callable | None = None
+
+
+def _init_from(kernel):
+    return lambda z, potential_energy, grad: kernel.init(z, lambda _: (potential_energy, grad))
 
 
 def _settings(kernel) -> tuple:
@@ -84,7 +91,8 @@ def get_program(kernel, setup, args, kwargs, *, num_chains: int, parallel: bool)
         return Program(lambda z, _: kernel.init(z, vg),
                        _build_chunk(lambda _: iteration, kernel.empty_draw, shards), shards,
                        None if post is None else
-                       (lambda z, _: postprocess_draws(post, setup.chain_plate, z))), ()
+                       (lambda z, _: postprocess_draws(post, setup.chain_plate, z)),
+                       _init_from(kernel)), ()
     data, rebuild, static = split_data(args, kwargs)
     key = (data_key(static, setup.layout), shards, _settings(kernel))
     programs = _CACHE.setdefault(kernel, {})
@@ -100,5 +108,6 @@ def get_program(kernel, setup, args, kwargs, *, num_chains: int, parallel: bool)
         programs[key] = Program(
             ops.jit(lambda z, values: kernel.init(z, vg_of(values))),
             _build_chunk(lambda values: kernel.build_iteration(vg_of(values)),
-                         kernel.empty_draw, shards), shards, post)
+                         kernel.empty_draw, shards), shards, post,
+            ops.jit(_init_from(kernel)))
     return programs[key], data

@@ -39,8 +39,18 @@ number of chains.
 from __future__ import annotations
 
 import contextlib
+from typing import NamedTuple
 
-__all__ = ["Compile"]
+from ppl.backends import tree
+
+__all__ = ["Compile", "ShapeDtype"]
+
+
+class ShapeDtype(NamedTuple):
+    """What :meth:`Compile.eval_shape` gives for an array: its shape and dtype name."""
+
+    shape: tuple
+    dtype: str
 
 
 class Compile:
@@ -58,6 +68,15 @@ class Compile:
     def jit(self, fun, static_argnums=()):
         """Compile ``fun`` where the backend can (``jit_compiles``); the identity elsewhere."""
         return fun
+
+    def eval_shape(self, fun, *args):
+        """``jax.eval_shape``: the shape and dtype of each array ``fun(*args)`` returns (a
+        pytree of objects with ``.shape`` and ``.dtype``), computing as little as the backend
+        allows. JAX traces ``fun`` on abstract values: nothing runs or compiles, and Python
+        side effects of ``fun`` see tracers. The default calls ``fun`` (its side effects see
+        real arrays) and describes what it returned."""
+        return tree.map(lambda x: ShapeDtype(tuple(self.shape(x)), self.dtype_of(x))
+                        if self.is_array(x) else x, fun(*args))
 
     def device_count(self) -> int:
         """How many devices ``pmap`` can spread a leading axis over (1 where it cannot)."""

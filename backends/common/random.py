@@ -73,6 +73,16 @@ class Random:
         g = self.random_gamma(key, alpha, batch + self.shape(alpha)[-1:], dtype)
         return g / self.sum(g, axis=-1, keepdims=True)
 
+    def random_indexed_uniform(self, key, index, shape=(), dtype=None):
+        """Uniform draws on ``[0, 1)`` from ``key`` and an integer ``index`` (traced or not):
+        distributed as ``uniform(fold_in(key, index), shape, dtype)``, which is what this
+        default computes. A backend may draw them in one step instead (counter-based: one hash
+        per counter ``(index, j)``; Salmon et al. 2011, "Parallel random numbers: as easy as 1,
+        2, 3"), so the numbers may differ from the two-step draw's. The same ``(key, index)``
+        always gives the same numbers, other indices or keys independent ones. A NUTS
+        trajectory draws its leaves' uniforms this way."""
+        return self.random_uniform(self.random_fold_in(key, index), shape, dtype)
+
     def random_exponential(self, key, shape=(), dtype=None):
         u = self.random_uniform(key, shape, dtype)
         return -self.log1p(-u)

@@ -61,6 +61,9 @@ class JaxCompile:
     def jit(self, fun, static_argnums=()):
         return jax.jit(fun, static_argnums=_axis(static_argnums))
 
+    def eval_shape(self, fun, *args):
+        return jax.eval_shape(fun, *args)
+
     def device_count(self):
         """JAX's local devices, or 1 when this backend is pinned to one ``device``."""
         return jax.local_device_count() if self._device is None else 1

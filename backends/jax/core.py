@@ -134,7 +134,8 @@ class JaxCore:
             x = np.asarray(x)
             if dtype is not None or x.dtype.kind == "f":
                 x = x.astype(self._dt(dtype), copy=False)
-            return self._put(jnp.asarray(x))
+            # a transfer, not jnp.asarray: that compiles a program per shape and dtype
+            return jax.device_put(x, self._device)
         a = jnp.asarray(x, dtype=None if dtype is None else self._dt(dtype))
         if dtype is None and a.dtype.kind == "f":
             a = a.astype(self._float_dtype)

@@ -14,7 +14,7 @@ from conftest import assert_close, fd_grad
 from ppl import ops
 
 COVERS = {"grad", "value_and_grad", "vmap", "jit", "stop_gradient", "pmap", "device_count",
-          "chain_shards", "shard_chains"}
+          "chain_shards", "shard_chains", "eval_shape"}
 
 RNG = np.random.default_rng(42)
 X = RNG.normal(size=(3, 4))
@@ -241,6 +241,23 @@ def test_jit_pytree_and_static(backend, dtype):
     jf = ops.jit(f, static_argnums=(1,))
     for p in (2, 3):
         assert_close(jf(ops.asarray(X), p), {"p": x ** p, "s": x.sum(0)})
+
+
+def test_eval_shape(backend, dtype):
+    """Shapes and dtypes of a pytree of outputs (NumPy's for the same function), and the
+    function's Python side effects happen (what model setup relies on)."""
+    seen = []
+
+    def f(x, y):
+        seen.append(tuple(ops.shape(x)))
+        return {"sum": ops.sum(x, axis=0), "outer": x[:, :, None] * y}
+
+    out = ops.eval_shape(f, ops.asarray(X), ops.ones((5,)))
+    ref = {"sum": np.sum(X, axis=0), "outer": X[:, :, None] * np.ones(5)}
+    for k in ref:
+        assert tuple(out[k].shape) == ref[k].shape
+        assert np.dtype(out[k].dtype) == np.dtype(dtype)
+    assert seen == [X.shape]
 
 
 def test_jit_of_value_and_grad(backend, dtype):

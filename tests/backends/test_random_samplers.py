@@ -57,6 +57,8 @@ RCASES = [
     RCase("uniform", lambda k: rnd.uniform(k, (N,)), (N,), "float", [(_all, st.uniform())]),
     RCase("uniform-range", lambda k: rnd.uniform(k, (N // 4, 4), minval=-2.0, maxval=3.0),
           (N // 4, 4), "float", [(_all, st.uniform(-2.0, 5.0))]),
+    RCase("indexed_uniform", lambda k: rnd.indexed_uniform(k, 7, (N // 4, 4)), (N // 4, 4),
+          "float", [(_all, st.uniform())]),
     RCase("normal", lambda k: rnd.normal(k, (N,)), (N,), "float", [(_all, st.norm())]),
     RCase("normal-2d", lambda k: rnd.normal(k, (N // 4, 4)), (N // 4, 4), "float",
           [(_all, st.norm())]),
@@ -237,6 +239,28 @@ def test_fold_in(backend):
     np.testing.assert_array_equal(a, ops.to_numpy(rnd.uniform(rnd.fold_in(key, 5), (4,))))
     assert not np.array_equal(a, ops.to_numpy(rnd.uniform(rnd.fold_in(key, 6), (4,))))
     assert not np.array_equal(a, ops.to_numpy(rnd.uniform(key, (4,))))
+
+
+def test_indexed_uniform_streams(backend):
+    """Each index is a stream of its own: deterministic, the same traced (inside ``jit``) as
+    eager and per key under ``vmap``, and independent of the other indices and of the key's
+    other draws (``uniform(key)``, the stream of ``fold_in(key, j)`` for another ``j``; for
+    the same ``j`` the default draw is that stream itself)."""
+    key = rnd.key(5)
+    n = N // 4
+    rows = [rnd.indexed_uniform(key, i, (n,)) for i in range(6)] + [
+        rnd.uniform(key, (n,)), rnd.uniform(rnd.fold_in(key, 9), (n,))]
+    z = np.stack([np.asarray(ops.to_numpy(x), dtype=float) for x in rows])
+    off = np.corrcoef(z)[~np.eye(len(rows), dtype=bool)]
+    assert np.max(np.abs(off)) < 5 / np.sqrt(n), f"correlated streams: {np.round(off, 3)}"
+    np.testing.assert_array_equal(ops.to_numpy(rnd.indexed_uniform(key, 2, (n,))), z[2])
+    traced = ops.jit(lambda k, i: rnd.indexed_uniform(k, i, (3, 2)))(key, ops.asarray(4))
+    np.testing.assert_array_equal(ops.to_numpy(traced),
+                                  ops.to_numpy(rnd.indexed_uniform(key, 4, (3, 2))))
+    keys = rnd.split(key, 3)
+    batched = ops.vmap(lambda k: rnd.indexed_uniform(k, 1, (4,)))(keys)
+    ref = np.stack([ops.to_numpy(rnd.indexed_uniform(keys[i], 1, (4,))) for i in range(3)])
+    np.testing.assert_allclose(ops.to_numpy(batched), ref, rtol=1e-6)
 
 
 def test_permutation(backend):
