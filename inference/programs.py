@@ -27,8 +27,10 @@ import weakref
 from collections.abc import Callable
 from typing import NamedTuple
 
+import numpy as np
+
 from ppl import ops, random
-from ppl.inference.chain_plate import batched_value_and_grad, postprocess_draws
+from ppl.inference.chain_plate import batched_value_and_grad, draw_block, postprocess_draws
 from ppl.inference.kernels import WarmupFlags
 from ppl.inference.model_setup import data_key, per_chain, split_data, static_key
 
@@ -81,10 +83,13 @@ def get_program(kernel, setup, args, kwargs, *, num_chains: int, parallel: bool)
         vg = batched_value_and_grad(setup, num_chains)
         iteration = kernel.build_iteration(vg)
         post = setup.postprocess_fn
+        data = split_data(args, kwargs)[0]
+        block = draw_block(sum(ops.size(v) * np.dtype(ops.dtype_of(v)).itemsize for v in data))
         return Program(lambda z, _: kernel.init(z, vg),
                        _build_chunk(lambda _: iteration, kernel.empty_draw, shards), shards,
                        None if post is None else
-                       (lambda z, _: postprocess_draws(post, setup.chain_plate, z))), ()
+                       (lambda z, _: postprocess_draws(post, setup.chain_plate, z,
+                                                       block=block))), ()
     data, rebuild, static = split_data(args, kwargs)
     key = (data_key(static, setup.layout), shards, _settings(kernel))
     programs = _CACHE.setdefault(kernel, {})
