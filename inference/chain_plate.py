@@ -222,7 +222,8 @@ POSTPROCESS_BYTES = 2**30
 
 def draw_block(data_bytes: int) -> int | None:
     """Draws mapped at once when constraining draws of a model with ``data_bytes`` of data
-    (``None``: all at once), where the model run is not compiled away (the torch backend).
+    (``None``: all at once), where the model runs once per draw (:func:`postprocess_draws` on
+    torch, and on numpy without a chain plate; compiled programs do not call it).
 
     Each draw's model run recomputes the likelihood's terms (a logistic regression's
     ``x @ beta``: ``N`` numbers per draw) that only the trace needs; mapped over 400 draws of

@@ -27,12 +27,10 @@ import weakref
 from collections.abc import Callable
 from typing import NamedTuple
 
-import numpy as np
-
 from ppl import ops, random
 from ppl.inference.chain_plate import batched_value_and_grad, draw_block, postprocess_draws
 from ppl.inference.kernels import WarmupFlags
-from ppl.inference.model_setup import data_key, per_chain, split_data, static_key
+from ppl.inference.model_setup import data_key, data_nbytes, per_chain, split_data, static_key
 
 __all__ = ["Program", "split_data", "get_program"]
 
@@ -83,8 +81,7 @@ def get_program(kernel, setup, args, kwargs, *, num_chains: int, parallel: bool)
         vg = batched_value_and_grad(setup, num_chains)
         iteration = kernel.build_iteration(vg)
         post = setup.postprocess_fn
-        data = split_data(args, kwargs)[0]
-        block = draw_block(sum(ops.size(v) * np.dtype(ops.dtype_of(v)).itemsize for v in data))
+        block = draw_block(data_nbytes(args, kwargs))
         return Program(lambda z, _: kernel.init(z, vg),
                        _build_chunk(lambda _: iteration, kernel.empty_draw, shards), shards,
                        None if post is None else
