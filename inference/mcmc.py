@@ -20,6 +20,7 @@ from ppl.inference import hmc
 from ppl.inference.adaptation import AdaptState
 from ppl.inference.arviz import mcmc_groups, to_inference_data
 from ppl.inference.chains import CHAIN_METHODS, ChainRunner, RunResult
+from ppl.inference.model_setup import data_nbytes
 from ppl.inference.programs import get_program
 from ppl.inference.run_warnings import run_problems, warn_problems
 
@@ -62,15 +63,6 @@ class MCMCState(NamedTuple):
 #: bytes of model data (the array arguments of ``run``) from which the default chain method
 #: keeps the chains on one device (see ``MCMC``'s ``chain_method``)
 PARALLEL_DATA_LIMIT = 2**20
-
-
-def data_nbytes(args, kwargs) -> int:
-    """Bytes of the array leaves (backend or NumPy arrays) of a model's ``(args, kwargs)``."""
-    def nbytes(v):
-        if isinstance(v, np.ndarray):
-            return v.nbytes
-        return ops.size(v) * np.dtype(ops.dtype_of(v)).itemsize if ops.is_array(v) else 0
-    return sum(nbytes(v) for v in tree.flatten((tuple(args), dict(kwargs)))[0])
 
 
 def default_chain_method(num_chains: int, data_bytes: int = 0) -> str:
@@ -241,15 +233,16 @@ class MCMC:
                           stacklevel=3)
 
     def _sample(self, key, args, kwargs, init_params, num_samples):
-        # backend settings for many small calls (torch: one intra-op thread)
+        # backend settings for many small calls and the data (torch: one intra-op thread,
+        # malloc's mmap threshold for large data)
         start = time.perf_counter()
-        with ops.backend().sampling_scope():
+        data_bytes = data_nbytes(args, kwargs)
+        with ops.backend().sampling_scope(data_bytes=data_bytes):
             # every key from splits in two (one compiled program on a first run)
             k_setup, k_run = random.split(key, 2)
             k_init, k_next = random.split(k_setup, 2)
             setup = self.kernel.setup(k_init, args, kwargs, init_params, self.num_chains)
-            method = self.chain_method or default_chain_method(self.num_chains,
-                                                               data_nbytes(args, kwargs))
+            method = self.chain_method or default_chain_method(self.num_chains, data_bytes)
             program, data = get_program(self.kernel, setup, args, kwargs,
                                         num_chains=self.num_chains,
                                         parallel=method == "parallel")

@@ -33,7 +33,7 @@ from ppl.inference.util import (
     site_log_prob,
 )
 
-__all__ = ["ModelInfo", "initialize_model", "split_data", "data_key", "per_chain"]
+__all__ = ["ModelInfo", "initialize_model", "split_data", "data_nbytes", "data_key", "per_chain"]
 
 Array = Any
 
@@ -83,6 +83,17 @@ def split_data(args, kwargs):
         return tree.unflatten(treedef, [next(it) if d else v for v, d in zip(leaves, dynamic)])
 
     return data, rebuild, (treedef, static)
+
+
+def data_nbytes(args, kwargs) -> int:
+    """Bytes of the array leaves (backend or NumPy arrays) of a model's ``(args, kwargs)``: what
+    picks the chain method (:func:`ppl.inference.mcmc.default_chain_method`) and the draws
+    postprocessed at once (:func:`ppl.inference.chain_plate.draw_block`)."""
+    def nbytes(v):
+        if isinstance(v, np.ndarray):
+            return v.nbytes
+        return ops.size(v) * np.dtype(ops.dtype_of(v)).itemsize if ops.is_array(v) else 0
+    return sum(nbytes(v) for v in tree.flatten((tuple(args), dict(kwargs)))[0])
 
 
 #: model -> {(backend, argument structure, layout): compiled (z (C, D), data) -> (U, grad U)}

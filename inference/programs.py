@@ -28,9 +28,9 @@ from collections.abc import Callable
 from typing import NamedTuple
 
 from ppl import ops, random
-from ppl.inference.chain_plate import batched_value_and_grad, postprocess_draws
+from ppl.inference.chain_plate import batched_value_and_grad, draw_block, postprocess_draws
 from ppl.inference.kernels import WarmupFlags
-from ppl.inference.model_setup import data_key, per_chain, split_data, static_key
+from ppl.inference.model_setup import data_key, data_nbytes, per_chain, split_data, static_key
 
 __all__ = ["Program", "split_data", "get_program"]
 
@@ -88,10 +88,12 @@ def get_program(kernel, setup, args, kwargs, *, num_chains: int, parallel: bool)
         vg = batched_value_and_grad(setup, num_chains)
         iteration = kernel.build_iteration(vg)
         post = setup.postprocess_fn
+        block = draw_block(data_nbytes(args, kwargs))
         return Program(lambda z, _: kernel.init(z, vg),
                        _build_chunk(lambda _: iteration, kernel.empty_draw, shards), shards,
                        None if post is None else
-                       (lambda z, _: postprocess_draws(post, setup.chain_plate, z)),
+                       (lambda z, _: postprocess_draws(post, setup.chain_plate, z,
+                                                       block=block)),
                        _init_from(kernel)), ()
     data, rebuild, static = split_data(args, kwargs)
     key = (data_key(static, setup.layout), shards, _settings(kernel))

@@ -107,7 +107,8 @@ class Compile:
                              f"num_shards={num_shards}; use num_shards=chain_shards(C).")
         return fun
 
-    def sampling_scope(self):
+    def sampling_scope(self, *, data_bytes: int = 0):
         """A context manager that samplers hold while they run: backend settings that suit
-        many calls of small array functions (default: none). Not an op (``NOT_OPS``)."""
+        many calls of small array functions, and a model with ``data_bytes`` bytes of data
+        (default: none). Not an op (``NOT_OPS``)."""
         return contextlib.nullcontext()

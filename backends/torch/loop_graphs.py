@@ -29,22 +29,7 @@ def constants_to_inputs(gm):
     """``(gm, constants)``: the graph's tensor constants (the model's data, a literal, and
     those lifted out of the loops) made inputs after the others, and their values. Constants
     do not survive the graph's pickling to the worker as inductor needs them."""
-    import operator
-
-    consts, last = [], [n for n in gm.graph.nodes if n.op == "placeholder"][-1]
-    for node in list(gm.graph.nodes):
-        if node.op != "get_attr":
-            continue
-        v = operator.attrgetter(node.target)(gm)
-        if not isinstance(v, torch.Tensor):
-            continue
-        with gm.graph.inserting_after(last):
-            last = gm.graph.placeholder(f"const_{len(consts)}")
-        node.replace_all_uses_with(last)
-        gm.graph.erase_node(node)
-        consts.append(v)
-    gm.recompile()
-    return gm, consts
+    return _tracing.constants_to_inputs(gm)
 
 
 def lift_constants(gm):
@@ -91,6 +76,8 @@ def _lift_loop(gm, loop):
             if owner is sub:
                 node.replace_all_uses_with(new[j])
                 sub.graph.erase_node(node)
+                if "." not in node.target and hasattr(sub, node.target):
+                    delattr(sub, node.target)   # the top graph passes it (no pickled copy)
         sub.recompile()
     tops = []
     with gm.graph.inserting_before(loop):
@@ -122,14 +109,18 @@ def compile_graph(gm, tensors):
         "torch.ops.higher_order.while_loop": "ppl"}
     # fake inputs with a shape environment, as TorchDynamo would pass (without one inductor
     # bypasses its cache); distinct ones: the same tensor passed twice would be one fake
-    # tensor, and the loop operator rejects inputs that alias
+    # tensor, and the loop operator rejects inputs that alias. Made empty in fake mode, not
+    # from clones: a clone of the model's data was a transient copy of it
     fake_mode = FakeTensorMode(shape_env=ShapeEnv(), static_shapes=True)
     _tracing._state.tracing = True
     try:
         with warnings.catch_warnings(), torch.no_grad(), \
                 tracing_context(TracingContext(fake_mode)), config.patch(_loop_config()):
             warnings.simplefilter("ignore")
-            return compile_fx(gm, [fake_mode.from_tensor(t.clone()) for t in tensors])
+            with fake_mode:
+                fakes = [torch.empty_strided(t.shape, t.stride(), dtype=t.dtype, device=t.device)
+                         for t in tensors]
+            return compile_fx(gm, fakes)
     finally:
         _tracing._state.tracing = False
 

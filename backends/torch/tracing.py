@@ -15,6 +15,12 @@ traced run eagerly, as before, so ``jit`` never changes results: it only removes
 (the model language, ``torch.func`` wrappers) from functions called many times, such as the
 batched log-density gradient inside NUTS.
 
+The model's data reach a traced function through closures, and a trace records them as tensor
+constants of the graph; TorchScript and inductor then held copies of them (+40 and +38 MB for a
+38 MB design matrix). Constants of at least ``_INPUT_BYTES`` become inputs of the graph instead
+(:func:`constants_to_inputs`), passed on every call; small ones stay constants for the compilers
+to fold.
+
 Calls made inside a transform (``grad``/``vmap``, an ongoing trace) or with tensors that
 require grad run eagerly too, so the jitted function stays differentiable. Each function keeps
 its last ``TracedFunction.max_cache`` compiled signatures.
@@ -35,6 +41,8 @@ import torch
 from ppl.backends import tree
 
 _state = threading.local()
+#: tensor constants of a traced graph this large (bytes) become its inputs (see the docstring)
+_INPUT_BYTES = 1 << 16
 _compile_seconds = [0.0]
 #: set by :mod:`ppl.backends.torch.loops` once a loop of this process is compiled or being
 #: compiled: the pieces it holds no longer run often, and their own compile would only cost
@@ -125,7 +133,7 @@ class TracedFunction:
                 entry.upgrade(tensors)
                 _compile_seconds[0] += time.perf_counter() - t0
         try:
-            out = entry.graph(*tensors)
+            out = entry.graph(*tensors, *entry.consts)
         except Exception:   # the compiled graph failed where tracing worked: stay eager
             with self._lock:
                 self._cache[key] = None
@@ -158,9 +166,10 @@ class TracedFunction:
                 warnings.simplefilter("ignore")
                 gm = make_fx(flat_fun, tracing_mode="fake", _allow_non_fake_inputs=True)(
                     *copies)
-                entry = _Compiled(gm, flat_fun, None)
-                graph = _script(gm, tensors) if self.compiler in ("script", "inductor") \
-                    else gm
+                gm, consts = constants_to_inputs(gm, _INPUT_BYTES)
+                entry = _Compiled(gm, flat_fun, consts)
+                graph = _script(gm, tensors + consts) \
+                    if self.compiler in ("script", "inductor") else gm
                 if not entry.accepts(graph, tensors):
                     return None
         except Exception:       # not traceable (data-dependent control flow, RNG, ...)
@@ -173,19 +182,20 @@ class TracedFunction:
 
 
 class _Compiled:
-    """A traced signature: its aten graph ``gm``, the graph that runs (TorchScript, later
-    inductor's), the output treedef and the number of calls so far."""
+    """A traced signature: its aten graph ``gm``, the large constants it takes as its last
+    inputs, the graph that runs (TorchScript, later inductor's), the output treedef and the
+    number of calls so far."""
 
-    def __init__(self, gm, flat_fun, out_def):
-        self.gm, self.flat_fun, self.out_def = gm, flat_fun, out_def
-        self.graph = None
+    def __init__(self, gm, flat_fun, consts):
+        self.gm, self.flat_fun, self.consts = gm, flat_fun, consts
+        self.graph = self.out_def = None
         self.calls = 0
 
     def accepts(self, graph, tensors) -> bool:
         """Whether ``graph`` runs and reproduces the eager result, also on the second call
         (TorchScript's profiling executor optimizes after the first)."""
-        graph(*tensors)
-        got = graph(*tensors)
+        graph(*tensors, *self.consts)
+        got = graph(*tensors, *self.consts)
         want = self.flat_fun(*tensors)
         return all(_same(g, w) for g, w in zip(got, want, strict=True))
 
@@ -196,13 +206,44 @@ class _Compiled:
         try:
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")
-                graph = _inductor(self.gm, tensors)
+                graph = _inductor(self.gm, list(tensors) + self.consts)
                 if self.accepts(graph, tensors):
                     self.graph = graph
         except Exception:
             pass
         finally:
             _state.tracing = False
+
+
+def constants_to_inputs(gm, min_bytes: int = 0):
+    """``(gm, constants)``: the tensor constants of ``gm``'s top graph of at least
+    ``min_bytes`` bytes made its last inputs, in place, and their values (the same tensors:
+    no copies). The module no longer holds them, so neither a compiler nor a pickle of it
+    copies them."""
+    import operator
+
+    consts, last = [], [n for n in gm.graph.nodes if n.op == "placeholder"][-1]
+    index, targets = {}, set()
+    for node in list(gm.graph.nodes):
+        if node.op != "get_attr":
+            continue
+        v = operator.attrgetter(node.target)(gm)
+        if not isinstance(v, torch.Tensor) or v.nbytes < min_bytes:
+            continue
+        if id(v) not in index:
+            with gm.graph.inserting_after(last):
+                last = gm.graph.placeholder(f"const_{len(consts)}")
+            index[id(v)] = last
+            consts.append(v)
+        node.replace_all_uses_with(index[id(v)])
+        gm.graph.erase_node(node)
+        targets.add(node.target)
+    for target in targets:
+        if "." not in target and not any(n.op == "get_attr" and n.target == target
+                                         for n in gm.graph.nodes):
+            delattr(gm, target)
+    gm.recompile()
+    return gm, consts
 
 
 def _flatten_into(obj, leaves, structure):

@@ -166,6 +166,46 @@ def test_parallel_uses_one_device_per_chain(backend):
     assert "ok (2, 20, 2)" in proc.stdout
 
 
+def _regression(x, y=None):
+    """Not plate code (a matrix product with a latent vector): numpy keeps its per-draw map."""
+    beta = ppl.sample("beta", dist.Normal(0.0, 1.0).expand((2,)).to_event(1))
+    sigma = ppl.sample("sigma", dist.HalfNormal(1.0))
+    mu = ppl.deterministic("mu", ops.matmul(x, beta))
+    with ppl.plate("N", ops.shape(x)[0]):
+        ppl.sample("y", dist.Normal(mu, sigma), obs=y)
+
+
+@pytest.mark.backends("numpy", "torch")
+@pytest.mark.dtypes("float64")
+@pytest.mark.filterwarnings("ignore::ppl.inference.run_warnings.SamplingWarning")
+def test_postprocess_in_blocks_for_large_data(backend, monkeypatch):
+    """Where the model runs once per draw, a run whose data are large maps its draws back in
+    blocks (``chain_plate.draw_block``, here made 16 draws): the samples of one call, and each
+    draw's sites together (``mu`` by hand from the same draw's ``beta``)."""
+    from ppl.inference import chain_plate, programs
+    x = np.random.default_rng(1).normal(size=(6, 2))
+    y = x @ np.array([1.0, -0.5]) + 0.1
+    blocks = []
+
+    def spy(*args, block=None):
+        blocks.append(block)
+        return chain_plate.postprocess_draws(*args, block=block)
+
+    monkeypatch.setattr(programs, "postprocess_draws", spy)
+    runs = {}
+    for name, limit in (("one call", chain_plate.POSTPROCESS_BYTES), ("blocks", 1)):
+        monkeypatch.setattr(chain_plate, "POSTPROCESS_BYTES", limit)
+        mcmc = _small(NUTS(_regression), num_samples=25)      # 50 draws: 3 blocks and a part
+        mcmc.run(0, ops.asarray(x), y=ops.asarray(y))
+        runs[name] = {k: ops.to_numpy(v) for k, v in mcmc.get_samples().items()}
+    assert blocks[0] >= 50 and blocks[1] == 16
+    for k, want in runs["one call"].items():
+        np.testing.assert_allclose(runs["blocks"][k], want, rtol=1e-12, atol=1e-12,
+                                   err_msg=k)
+    got = runs["blocks"]
+    np.testing.assert_allclose(got["mu"], got["beta"] @ x.T, rtol=1e-10, atol=1e-12)
+
+
 @pytest.mark.parametrize("args, kwargs, nbytes, num_chains, many_devices", [
     ((), {}, 0, 4, "parallel"),
     ((np.zeros(10),), {}, 80, 4, "parallel"),
@@ -179,7 +219,8 @@ def test_default_chain_method(backend, monkeypatch, args, kwargs, nbytes, num_ch
                               many_devices):
     """``chain_method=None``: chains over devices only where there are several and the data
     (every array leaf of the model's arguments, NumPy or backend) stay below 1 MiB."""
-    from ppl.inference.mcmc import data_nbytes, default_chain_method
+    from ppl.inference.mcmc import default_chain_method
+    from ppl.inference.model_setup import data_nbytes
     assert data_nbytes(args, kwargs) == nbytes
     assert data_nbytes((ops.zeros((2**18,)),), {}) >= 2**20       # backend arrays count
     expected = many_devices if ops.chain_shards(num_chains) > 1 else "vectorized"
@@ -371,4 +412,85 @@ def test_torch_samples_with_few_intra_op_threads(backend, monkeypatch, env, thre
 def test_torch_bad_thread_count(backend, monkeypatch):
     monkeypatch.setenv("PPL_TORCH_NUM_THREADS", "many")
     with pytest.raises(ValueError, match="PPL_TORCH_NUM_THREADS"):
+        _small(NUTS(potential_fn=_std_normal)).run(0, init_params=ops.zeros((2, 2)))
+
+
+_MMAP_SCRIPT = r"""
+import ctypes, os
+import numpy as np
+import ppl, ppl.distributions as dist
+from ppl.backends.torch import compile as torch_compile
+from ppl.inference import MCMC, NUTS
+
+libc = ctypes.CDLL(None)
+class Info(ctypes.Structure):
+    _fields_ = [(f, ctypes.c_size_t) for f in ("arena", "ordblks", "smblks", "hblks", "hblkhd",
+                "usmblks", "fsmblks", "uordblks", "fordblks", "keepcost")]
+libc.mallinfo2.restype = Info
+libc.malloc.restype, libc.malloc.argtypes = ctypes.c_void_p, [ctypes.c_size_t]
+libc.free.argtypes = [ctypes.c_void_p]
+
+def mmapped(size):   # whether a new block of ``size`` bytes is mmapped, not from the heap
+    libc.malloc_trim(0)                    # no free heap top to serve it from
+    before = libc.mallinfo2().hblkhd
+    p = libc.malloc(size)
+    grew = libc.mallinfo2().hblkhd - before >= size
+    libc.free(p)
+    return grew
+
+def model(y):
+    mu = ppl.sample("mu", dist.Normal(0.0, 1.0))
+    with ppl.plate("N", y.shape[0]):
+        ppl.sample("y", dist.Normal(mu, 1.0), obs=y)
+
+def run(n):
+    with ppl.use_backend("torch", dtype="float64"):
+        MCMC(NUTS(model), num_warmup=3, num_samples=3, num_chains=2,
+             progress_bar=False).run(0, ppl.ops.asarray(np.zeros(n)))
+    return torch_compile._mmap_threshold_set[0]
+
+MB = 1 << 20
+libc.free(libc.malloc(30 * MB))       # glibc raises its threshold to 30 MB
+assert not mmapped(20 * MB)
+assert not run(1000)                  # small data: malloc left alone
+os.environ["PPL_TORCH_MMAP_THRESHOLD"] = "0"
+assert not run(MB // 8)               # 1 MiB of data, switched off
+del os.environ["PPL_TORCH_MMAP_THRESHOLD"]
+assert not mmapped(20 * MB)
+assert run(MB // 8)                   # 1 MiB of data: fixed at 1 MiB
+# (sizes no free chunk of the heap can serve: those are reused whatever the threshold)
+assert mmapped(28 * MB)
+libc.free(libc.malloc(31 * MB))       # no longer raises it
+assert mmapped(28 * MB)
+print("ok")
+"""
+
+
+@pytest.mark.backends("torch")
+@pytest.mark.dtypes("float64")
+def test_torch_mmap_threshold_fixed_for_large_data(backend):
+    """glibc only: a run whose data reach ``PPL_TORCH_MMAP_THRESHOLD`` (1 MiB) fixes malloc's
+    mmap threshold there for the process (blocks above it mmapped again after a larger one
+    was freed); small data and ``PPL_TORCH_MMAP_THRESHOLD=0`` leave malloc alone. In a child
+    process: the setting outlives the run."""
+    import ctypes
+    import os
+    import subprocess
+    import sys
+    if not sys.platform.startswith("linux") or \
+            not hasattr(ctypes.CDLL(None), "gnu_get_libc_version"):
+        pytest.skip("glibc's malloc only")
+    env = {k: v for k, v in os.environ.items()
+           if k not in ("PPL_TORCH_MMAP_THRESHOLD", "MALLOC_MMAP_THRESHOLD_")}
+    proc = subprocess.run([sys.executable, "-c", _MMAP_SCRIPT], env=env, capture_output=True,
+                          text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert "ok" in proc.stdout
+
+
+@pytest.mark.backends("torch")
+@pytest.mark.dtypes("float64")
+def test_torch_bad_mmap_threshold(backend, monkeypatch):
+    monkeypatch.setenv("PPL_TORCH_MMAP_THRESHOLD", "1MB")
+    with pytest.raises(ValueError, match="PPL_TORCH_MMAP_THRESHOLD"):
         _small(NUTS(potential_fn=_std_normal)).run(0, init_params=ops.zeros((2, 2)))

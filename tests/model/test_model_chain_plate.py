@@ -19,13 +19,17 @@ from conftest import assert_close, fd_grad, to_numpy
 import ppl
 import ppl.distributions as dist
 from ppl import handlers, ops
+from ppl.inference import chain_plate as chain_plate_module
 from ppl.inference import initialize_model
 from ppl.inference.chain_plate import (
     batched_value_and_grad,
     chain_plate,
     chain_plate_constrain,
     chain_plate_value_and_grad,
+    draw_block,
+    postprocess_draws,
 )
+from ppl.inference.model_setup import data_nbytes
 
 IDS = [c.name for c in CASES]
 #: not plate code, so a leading chain dimension breaks them: ``alpha + x @ beta`` with
@@ -102,6 +106,44 @@ def test_batched_postprocessing_matches_scipy(backend, case):
             assert_close(out[name][i], values[name], tol=tol, err_msg=name)
         for name, fn in case.deterministic.items():
             assert_close(out[name][i], fn(values), tol=tol, err_msg=name)
+
+
+@pytest.mark.backends("numpy", "torch")
+@pytest.mark.parametrize("case", CASES, ids=IDS)
+def test_blockwise_postprocessing_matches_scipy(backend, case, monkeypatch):
+    """Draws of a model with large data are mapped back ``draw_block`` draws at a time (the
+    model run once per draw: torch, or numpy without a chain plate); here every model's data
+    count as large. Each draw's sites against SciPy by hand, and the whole against one call
+    over all the draws."""
+    monkeypatch.setattr(chain_plate_module, "POSTPROCESS_BYTES", 1)
+    block = draw_block(data_nbytes(case.args, case.kwargs))
+    assert block == 16
+    info = initialize_model(1, case.model, case.args, case.kwargs, num_chains=1)
+    n = 2 * block + 5                  # two whole blocks and one padded with 11 copies
+    draws = _points(ops.broadcast_to(info.init_position[:1], (n, info.layout.size)), 4)
+    sizes, jit = [], ops.jit
+
+    def sizing_jit(fn):           # the draws each compiled call maps
+        compiled = jit(fn)
+        return lambda z: sizes.append(ops.shape(z)[0]) or compiled(z)
+
+    with monkeypatch.context() as m:
+        m.setattr(ops, "jit", sizing_jit)
+        got = postprocess_draws(info.postprocess_fn, None, draws, block=block)
+    assert sizes == [block] * 3       # one compiled signature
+    whole = postprocess_draws(info.postprocess_fn, None, draws)
+    assert sorted(got) == sorted(whole)
+    for name in whole:
+        assert ops.shape(got[name]) == ops.shape(whole[name]), name
+        assert_close(got[name], to_numpy(whole[name]), err_msg=name)
+    tol = 1.0 if backend.dtype == "float64" else 10.0
+    draws_np = np.asarray(to_numpy(draws), np.float64)
+    for i, z in enumerate(draws_np):
+        values, _ = constrain_by_hand(case, _unravel(info.layout, z))
+        for name in case.supports:
+            assert_close(got[name][i], values[name], tol=tol, err_msg=f"{name} draw {i}")
+        for name, fn in case.deterministic.items():
+            assert_close(got[name][i], fn(values), tol=tol, err_msg=f"{name} draw {i}")
 
 
 Y8 = np.array([28.0, 8.0, -3.0, 7.0, -1.0, 1.0, 18.0, 12.0])
