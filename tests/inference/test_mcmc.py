@@ -409,9 +409,12 @@ def test_torch_samples_with_few_intra_op_threads(backend, monkeypatch, env, thre
 
 @pytest.mark.backends("torch")
 @pytest.mark.dtypes("float64")
-def test_torch_bad_thread_count(backend, monkeypatch):
-    monkeypatch.setenv("PPL_TORCH_NUM_THREADS", "many")
-    with pytest.raises(ValueError, match="PPL_TORCH_NUM_THREADS"):
+@pytest.mark.parametrize("variable, value", [("PPL_TORCH_NUM_THREADS", "many"),
+                                             ("PPL_TORCH_MMAP_THRESHOLD", "1MB")])
+def test_torch_bad_setting(backend, monkeypatch, variable, value):
+    """A setting the torch backend reads from the environment fails naming the variable."""
+    monkeypatch.setenv(variable, value)
+    with pytest.raises(ValueError, match=variable):
         _small(NUTS(potential_fn=_std_normal)).run(0, init_params=ops.zeros((2, 2)))
 
 
@@ -486,11 +489,3 @@ def test_torch_mmap_threshold_fixed_for_large_data(backend):
                           text=True, timeout=300)
     assert proc.returncode == 0, proc.stderr[-3000:]
     assert "ok" in proc.stdout
-
-
-@pytest.mark.backends("torch")
-@pytest.mark.dtypes("float64")
-def test_torch_bad_mmap_threshold(backend, monkeypatch):
-    monkeypatch.setenv("PPL_TORCH_MMAP_THRESHOLD", "1MB")
-    with pytest.raises(ValueError, match="PPL_TORCH_MMAP_THRESHOLD"):
-        _small(NUTS(potential_fn=_std_normal)).run(0, init_params=ops.zeros((2, 2)))
