@@ -90,15 +90,15 @@ class ChainRunner:
             label = f"{method}, {C} chains" if C > 1 else "1 chain"
             with Progress(total * C, label, enabled=self.progress_bar) as bar:
                 return self._run_batch(self._chunk, carry, run_key, bar)
-        # one key per chain (a split of the run's key: the same program as the model setup's
-        # split over chains, so a first run compiles no other)
-        keys = random.split(run_key, C)
         shards = self.program.num_shards
         if method == "parallel" and shards > 1:
+            # block s of chains draws with fold_in(run_key, s), made inside the compiled chunk
+            # from its device's index (no key program of its own on a first run)
             label = f"parallel, {C} chains on {shards} devices"
+            shard_index = ops.asarray(np.arange(shards, dtype=np.int32))
             with Progress(total * C, label, enabled=self.progress_bar) as bar:
-                return self._run_batch(self._chunk, carry,
-                                       keys if shards == C else keys[:shards], bar)
+                return self._run_batch(self._chunk, carry, (run_key, shard_index), bar)
+        keys = [random.fold_in(run_key, c) for c in range(C)]     # chain c: as block c above
         carries = [tree.map(lambda a, c=c: a[c:c + 1], carry) for c in range(C)]
         if method == "sequential":
             results = []

@@ -118,32 +118,41 @@ def per_chain(fn_of_args, rebuild, transform=None):
     return ops.jit(ops.vmap(fn if transform is None else transform(fn), in_axes=(0, None)))
 
 
-def _batched_check(model, potential_of_args, layout, enumerated, model_args, model_kwargs):
-    """``check(z (C, D)) -> (U (C,), grad (C, D))`` through a compiled program cached per model
-    (see the module docstring)."""
+def _batched_start(model, potential_of_args, layout, enumerated, model_args, model_kwargs,
+                   draw=None, draw_key=None):
+    """``start(x) -> (z (C, D), U (C,), grad (C, D))`` through a compiled program cached per
+    model (see the module docstring): ``z`` is ``x``, or with ``draw`` the starting points
+    ``draw(x)`` drawn inside the program from the key ``x`` (``draw_key`` names the draw in the
+    cache), so a first run compiles no sampler of its own for them."""
     data, rebuild, static = split_data(model_args, model_kwargs)
-    key = (data_key(static, layout), enumerated)
+    key = (data_key(static, layout), enumerated, draw_key)
     try:
         cache = _CHECKS.setdefault(model, {})
     except TypeError:                     # a model that cannot be weakly referenced
         cache = {}
     if key not in cache:
-        cache[key] = per_chain(potential_of_args, rebuild, ops.value_and_grad)
-    return lambda z: cache[key](z, data)
+        value_and_grad = per_chain(potential_of_args, rebuild, ops.value_and_grad)
+
+        def start(x, values):
+            z = x if draw is None else draw(x)
+            return (z, *value_and_grad(z, values))
+
+        cache[key] = ops.jit(start)
+    return lambda x: cache[key](x, data)
 
 
-def _first_draws_valid(key, num_chains, flat, init_trace, layout, check):
-    """``(z, U, grad U)`` at the first draw of every chain (``flat``, else as the retry loop
-    draws it), when every one of them has a finite position, potential and gradient; else
-    ``None``."""
-    z = flat if flat is not None else ops.stack(
+def _first_draws_valid(start, draw_key, trace_key, num_chains, init_trace, layout):
+    """``(z, U, grad U)`` at the first draw of every chain, when every one of them has a
+    finite position, potential and gradient, else ``None``; and the draws ``z``. ``start``
+    (:func:`_batched_start`) draws them from ``draw_key``, or without a key they are drawn as
+    the retry loop draws them, from ``trace_key``."""
+    x = draw_key if draw_key is not None else ops.stack(
         [_unconstrained_position(init_trace(random.split(k, 2)[1]), layout)
-         for k in random.split(key, num_chains)], axis=0)
-    if _not_finite(z):
-        return None
+         for k in random.split(trace_key, num_chains)], axis=0)
     with np.errstate(all="ignore"):
-        pe, grad = check(z)
-    return None if _not_finite(pe) or _not_finite(grad) else (z, pe, grad)
+        z, pe, grad = start(x)
+    return (None if _not_finite(z) or _not_finite(pe) or _not_finite(grad)
+            else (z, pe, grad)), z
 
 
 def _structure(model_trace):
@@ -362,14 +371,19 @@ def initialize_model(rng_key, model, model_args=(), model_kwargs=None, *,
     postprocess_fn = postprocess_of_args(model_args, model_kwargs)
 
     radius = _uniform_radius(init_strategy)
-    flat = None if radius is None else random.uniform(
-        k_flat, (C, layout.size), minval=-radius, maxval=radius)
-    start = None
+    draw = None if radius is None else (lambda k: random.uniform(
+        k, (C, layout.size), minval=-radius, maxval=radius))
+    start, flat = None, None
     if num_chains is not None and ops.backend().compiles_control_flow:
-        check = _batched_check(model, potential_of_args, layout, density_model is not model,
-                               model_args, model_kwargs)
-        start = _first_draws_valid(k_trace, C, flat, init_trace, layout, check)
+        first = _batched_start(model, potential_of_args, layout, density_model is not model,
+                               model_args, model_kwargs, draw,
+                               None if draw is None else ("uniform", C, radius))
+        start, z = _first_draws_valid(first, None if draw is None else k_flat, k_trace, C,
+                                      init_trace, layout)
+        flat = None if draw is None else z
     if start is None:
+        if draw is not None and flat is None:
+            flat = draw(k_flat)
         keys = random.split(k_trace, C)
         value_and_grad = ops.jit(ops.value_and_grad(potential_fn))  # one compile, not per op
         positions = [

@@ -166,13 +166,13 @@ def build_kernel(*, max_tree_depth: int = 10, max_delta_energy: float = 1000.0,
                inverse_mass_matrix):
         C, D = ops.shape(state.position)
         dtype = ops.dtype_of(state.position)
-        k_momentum, k_leaves = random.split(rng_key, 2)
-        # one normal draw: the momentum, and (sign of the last column) the first direction
-        normal = random.normal(k_momentum, (C, D + 1), dtype)
+        # one normal draw: the momentum, and (sign of the last column) the first direction;
+        # the leaves' uniforms are indexed draws of the same key (streams of their own)
+        normal = random.normal(rng_key, (C, D + 1), dtype)
         momentum = gaussian_euclidean(inverse_mass_matrix).momentum_from_normal(normal[:, :D])
 
         def uniform_fn(i):
-            return random.indexed_uniform(k_leaves, i, (C, 3), dtype)
+            return random.indexed_uniform(rng_key, i, (C, 3), dtype)
 
         return transition(state, momentum, normal[:, D] > 0, uniform_fn, potential_and_grad_fn,
                           step_size, inverse_mass_matrix)

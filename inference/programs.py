@@ -15,7 +15,8 @@ data, as the potential's own compiled graph is what pays off there.
 
 With ``num_shards > 1`` the chunk runs with its chains split over devices
 (``ops.shard_chains``): each device advances its block of chains in lock-step, drawing with its
-own key (``keys[s]``), so ``num_shards`` single-chain blocks draw what ``"sequential"`` draws.
+own key (``fold_in(key, s)``, made in the program from the device's index), so ``num_shards``
+single-chain blocks draw what ``"sequential"`` draws.
 
 A program also holds the map from unconstrained draws back to the model's sites
 (``postprocess(z, data)``), compiled once in the same way.
@@ -41,7 +42,7 @@ class Program(NamedTuple):
     """Compiled pieces of a run (see the module docstring)."""
 
     init: Callable       # (position (C, D), data) -> carry
-    chunk: Callable      # (carry, xs, key or (S, ...) keys, data) -> (carry, Draw)
+    chunk: Callable      # (carry, xs, key or (key, (S,) shard indices), data) -> (carry, Draw)
     num_shards: int      # devices the chunk spreads chains over
     postprocess: Callable | None = None   # (z (N, D), data) -> {site: (N, ...)}; None: raw z
     #: (position, U, grad U) -> carry: ``init`` where the potential at the starting points is
@@ -61,8 +62,9 @@ def _settings(kernel) -> tuple:
 def _build_chunk(iteration_of: Callable, empty_draw: Callable, num_shards: int):
     def chunk(carry, xs, key, data):
         iteration = iteration_of(data)
-        if num_shards > 1:
-            key = key[0]                  # this device's key
+        if num_shards > 1:    # (the run's key, this device's index (1,)): the device's key
+            key, shard = key
+            key = random.fold_in(key, shard[0])
 
         def step(carry, x):
             i, active, *flags = x
@@ -73,7 +75,7 @@ def _build_chunk(iteration_of: Callable, empty_draw: Callable, num_shards: int):
         return ops.scan(step, carry, xs)
 
     if num_shards > 1:          # compiled with its shardings fixed (one compile)
-        return ops.shard_chains(chunk, num_shards, in_axes=(0, None, 0, None),
+        return ops.shard_chains(chunk, num_shards, in_axes=(0, None, (None, 0), None),
                                 out_axes=(0, 1))
     return ops.jit(chunk)
 

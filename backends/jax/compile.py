@@ -105,7 +105,10 @@ class JaxCompile:
 
         def on_devices(*args):
             # inputs on one device would select another executable: place them first
-            return compiled(*(jax.tree_util.tree_map(lambda x, s=s: place(x, s), a)
-                              for a, s in zip(args, in_shardings)))
+            # (an argument's shardings: one for the whole argument, or a tree of them)
+            return compiled(*(jax.tree_util.tree_map(
+                lambda s, part: jax.tree_util.tree_map(lambda x: place(x, s), part), s, a,
+                is_leaf=lambda s: isinstance(s, NamedSharding))
+                for a, s in zip(args, in_shardings)))
 
         return on_devices
