@@ -13,7 +13,9 @@ machinery they use:
   ``compiles_control_flow = False``), except:
 * :mod:`.loops` (with :mod:`.loop_graphs`, :mod:`.compile_worker`): an eager ``while_loop``
   called often with closures of the same code (a NUTS transition) is traced once into torch's
-  loop operator, nested loops included, and compiled by inductor, cached on disk.
+  loop operator, nested loops included, and compiled by inductor, cached on disk;
+* :mod:`.scans`: an ``ops.scan`` inside such a loop as torch's scan operator (16 steps per
+  iteration) with its own gradient, instead of one copy of its body per step.
 * :mod:`.counter_rng`: ``split``, ``fold_in``, ``uniform`` and ``normal`` as counter-based
   hashes, the same bits eagerly and inside a graph.
 * :mod:`.keys`: functional keys (``int64[2]`` key material) and the custom op through which

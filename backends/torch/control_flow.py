@@ -6,11 +6,13 @@ under ``grad`` but not under ``vmap`` on a batched predicate (``compiles_control
 One exception: an eager ``while_loop`` called many times with closures of the same code (the
 leaves of a NUTS trajectory doubling) is traced once into torch's loop operator and compiled
 by inductor (:mod:`ppl.backends.torch.loops`; ``PPL_TORCH_LOOP_AFTER`` calls, 0 turns it off).
+A ``scan`` traced inside such a loop becomes torch's scan operator instead of one copy of its
+body per step (:mod:`ppl.backends.torch.scans`; a body it cannot take is unrolled as before).
 """
 
 from __future__ import annotations
 
-from ppl.backends.torch import loops
+from ppl.backends.torch import loops, scans
 from ppl.backends.torch.compile import _jit_mode
 
 __all__ = ["TorchControlFlow"]
@@ -27,3 +29,13 @@ class TorchControlFlow:
         if after == 0 or _jit_mode() != "inductor" or loops.inactive():
             return eager(cond_fun, body_fun, init_val)
         return loops.run_compiled(cond_fun, body_fun, init_val, after, eager)
+
+    def scan(self, f, init, xs=None, length=None, reverse=False):
+        if xs is None and length is None:
+            raise ValueError("ops.scan: pass xs or length.")
+        if loops.loop_tracing() and scans.scan_op_enabled():
+            try:
+                return scans.traced_scan(f, init, xs, length, reverse)
+            except Exception as e:    # noqa: BLE001 - a body torch's scan cannot take: unroll
+                loops._debug("scan unrolled", e)
+        return super().scan(f, init, xs, length, reverse)

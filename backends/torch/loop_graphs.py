@@ -33,22 +33,25 @@ def constants_to_inputs(gm):
 
 
 def lift_constants(gm):
-    """Turn the tensor constants of the loop's subgraphs (an ``arange`` of the tree levels, a
-    literal) into extra inputs of the loop: AOTAutograd's functionalization of a subgraph
-    cannot take constants, the top graph can."""
-    for loop in [n for n in gm.graph.nodes if n.target is torch.ops.higher_order.while_loop]:
+    """Turn the tensor constants of the subgraphs of the loops and scans (an ``arange`` of the
+    tree levels, a literal) into extra inputs of the loop or scan: AOTAutograd's
+    functionalization of a subgraph cannot take constants, the top graph can."""
+    for loop in [n for n in gm.graph.nodes if n.target in _SUBGRAPHS]:
         _lift_loop(gm, loop)
     gm.recompile()
     return gm
 
 
 _names = iter(range(1 << 62))
+#: the operators whose subgraphs (their first arguments) get the lifted constants as extra inputs
+#: (the fourth argument of both: a loop's ``additional_inputs``, a scan's)
+_SUBGRAPHS = {torch.ops.higher_order.while_loop: 2, torch.ops.higher_order.scan: 1}
 
 
 def _lift_loop(gm, loop):
     import operator
 
-    subs = [operator.attrgetter(a.target)(gm) for a in loop.args[:2]]
+    subs = [operator.attrgetter(a.target)(gm) for a in loop.args[:_SUBGRAPHS[loop.target]]]
     for sub in subs:          # nested loops first: their constants become the sub's own
         lift_constants(sub)
     values, found = [], []
@@ -85,8 +88,8 @@ def _lift_loop(gm, loop):
             name = f"_ppl_lifted_{next(_names)}"
             setattr(gm, name, v)
             tops.append(gm.graph.get_attr(name))
-    cond_g, body_g, carried, extra = loop.args[:4]
-    loop.args = (cond_g, body_g, carried, tuple(extra) + tuple(tops)) + tuple(loop.args[4:])
+    extra = loop.args[3]
+    loop.args = (*loop.args[:3], tuple(extra) + tuple(tops), *loop.args[4:])
 
 
 def compile_graph(gm, tensors):
@@ -106,7 +109,7 @@ def compile_graph(gm, tensors):
     # subgraph may close over Python state, which a traced one cannot
     config.unsafe_marked_cacheable_functions = {
         **config.unsafe_marked_cacheable_functions,
-        "torch.ops.higher_order.while_loop": "ppl"}
+        "torch.ops.higher_order.while_loop": "ppl", "torch.ops.higher_order.scan": "ppl"}
     # fake inputs with a shape environment, as TorchDynamo would pass (without one inductor
     # bypasses its cache); distinct ones: the same tensor passed twice would be one fake
     # tensor, and the loop operator rejects inputs that alias. Made empty in fake mode, not

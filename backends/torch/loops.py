@@ -198,6 +198,12 @@ def _trace(cond_fun, body_fun, w: _Walk, leaves, treedef):
         _local.capturing = False
 
 
+def loop_tracing() -> bool:
+    """Whether a loop is being traced in this thread, inside ``torch.func`` transforms or not
+    (a ``scan`` there becomes torch's scan operator: :mod:`ppl.backends.torch.scans`)."""
+    return getattr(_local, "capturing", False)
+
+
 def capturing() -> bool:
     """Whether a loop is being traced here (a ``while_loop`` inside it becomes a nested loop
     operator: :func:`nested`)."""

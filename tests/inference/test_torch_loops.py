@@ -4,12 +4,16 @@ compiled loop must give what independent NumPy references give: loops against Nu
 with new closure values at every call (the graph must not have baked the first ones in), and
 whole NUTS transitions (every doubling and leaf in one graph) against the reference transition
 to 1e-8. The counter-based draws must give the same bits eagerly and inside a compiled graph.
+A ``scan`` inside a compiled loop becomes torch's scan operator (``ppl.backends.torch.scans``):
+its gradients against finite differences of NumPy loops, and a graph that does not grow with the
+scan's length.
 
 The rest of the suite runs with loop compilation off (``tests/conftest.py``)."""
 
 import numpy as np
 import pytest
 import test_nuts_exact
+from conftest import assert_close, fd_grad
 
 from ppl import ops
 from ppl import random as prandom
@@ -111,3 +115,111 @@ def test_compiled_transition_matches_reference(backend, case, monkeypatch):
     for _ in range(2):
         test_nuts_exact.test_transition_matches_reference(backend, case)
     assert _compiled_loops() >= 1
+
+
+# ------------------------------------------------------------------ scans in compiled loops
+def _ar1_np(p, y):
+    total, prev = 0.0, 0.0
+    for yt in y:
+        total += -0.5 * ((yt - p[0] * prev) / np.exp(p[1])) ** 2 - p[1]
+        prev = yt
+    return total
+
+
+def _ar1(p, y):
+    """AR(1) log-likelihood: a pytree carry, ``ys`` summed in."""
+    def step(c, yt):
+        total, prev = c
+        total = total - 0.5 * ((yt - p[0] * prev) / ops.exp(p[1])) ** 2 - p[1]
+        return (total, yt), total
+
+    (total, _), path = ops.scan(step, (ops.zeros(()), ops.zeros(())), y)
+    return total + 0.0 * ops.sum(path)
+
+
+def _reverse_np(p, y):
+    c, s = 1.0, 0.0
+    for yt in y[::-1]:
+        s += c * c
+        c = np.tanh(c * p[0] + yt * p[1])
+    return c + 0.1 * s
+
+
+def _reverse(p, y):
+    c, ys = ops.scan(lambda c, yt: (ops.tanh(c * p[0] + yt * p[1]), c * c), ops.ones(()), y,
+                     reverse=True)
+    return c + 0.1 * ops.sum(ys)
+
+
+def _length_np(p, y):
+    c = np.array([1.0, 0.5])
+    for _ in range(len(y)):
+        c = np.array([np.sin(c[1] * p[0]) + p[1], c[0] * 0.9])
+    return c.sum() + y.sum()
+
+
+def _length(p, y):
+    def step(c, _):
+        return ops.stack([ops.sin(c[1] * p[0]) + p[1], c[0] * 0.9]), None
+
+    c, none = ops.scan(step, ops.asarray([1.0, 0.5]), length=ops.shape(y)[0])
+    assert none is None
+    return ops.sum(c) + ops.sum(y)
+
+
+SCANS = [("ar1", _ar1, _ar1_np), ("reverse", _reverse, _reverse_np),
+         ("length", _length, _length_np)]
+
+
+@pytest.mark.parametrize("unroll", ["1", "4"], ids=["op", "unroll4"])
+@pytest.mark.parametrize("name, fun, ref", SCANS, ids=[c[0] for c in SCANS])
+def test_scan_gradients_in_compiled_loop(backend, name, fun, ref, unroll, monkeypatch):
+    """Three gradient steps of ``vmap(value_and_grad)`` of a scan (as NUTS takes them), in a
+    compiled ``while_loop``, over 3 chains and 11 steps (4 per iteration: two iterations and
+    three steps left over), against finite differences of the NumPy loop."""
+    monkeypatch.setenv("PPL_TORCH_SCAN_UNROLL", unroll)
+    vg = ops.vmap(ops.value_and_grad(fun), in_axes=(0, None))
+
+    def descend(params, y):
+        def body(c):
+            k, p, _ = c
+            v, g = vg(p, y)
+            return k + 1, p + 0.01 * g, v
+        return ops.while_loop(lambda c: c[0] < 3, body,
+                              (ops.zeros((), "int64"), params, ops.zeros((3,))))
+
+    y = np.cumsum(np.random.default_rng(3).normal(size=11)) * 0.3
+    start = np.array([[0.6, -0.2], [0.1, 0.3], [-0.4, 0.0]])
+    for _ in range(2):          # the second call runs the compiled loop on new closures
+        _, got, last = descend(ops.asarray(start), ops.asarray(y))
+        p = start.copy()
+        for _ in range(3):
+            values = np.array([ref(row, y) for row in p])
+            p = p + 0.01 * np.stack([fd_grad(lambda q: ref(q, y), row) for row in p])
+        assert_close(got, p, kind="grad", err_msg=name)
+        assert_close(last, values, err_msg=name)
+        start = start * 0.5
+    assert _compiled_loops() == 1
+
+
+def _traced_nodes(length, monkeypatch, mode):
+    """Nodes of the graph of ``vmap(value_and_grad)`` of the AR(1) scan over ``length`` steps,
+    traced as a loop's body is (``loops.loop_tracing()``)."""
+    import torch
+    from torch.fx.experimental.proxy_tensor import make_fx
+
+    from ppl.backends.torch import loops
+
+    monkeypatch.setenv("PPL_TORCH_SCAN", mode)
+    monkeypatch.setattr(loops._local, "capturing", True, raising=False)
+    vg = ops.vmap(ops.value_and_grad(_ar1), in_axes=(0, None))
+    gm = make_fx(vg, tracing_mode="fake", _allow_non_fake_inputs=True)(
+        ops.zeros((4, 2)), ops.zeros((length,)))
+    return sum(len(m.graph.nodes) for m in gm.modules() if isinstance(m, torch.fx.GraphModule))
+
+
+def test_traced_scan_does_not_grow_with_length(backend, monkeypatch):
+    """A scan of 64 steps and one of 640 (16 steps per iteration) trace to graphs of one size;
+    unrolled, the longer one is ten times longer."""
+    assert _traced_nodes(64, monkeypatch, "op") == _traced_nodes(640, monkeypatch, "op")
+    assert _traced_nodes(640, monkeypatch, "unroll") > 5 * _traced_nodes(64, monkeypatch, "op")
