@@ -20,7 +20,7 @@ from ppl.inference import hmc
 from ppl.inference.adaptation import AdaptState
 from ppl.inference.arviz import mcmc_groups, to_inference_data
 from ppl.inference.chains import CHAIN_METHODS, ChainRunner, RunResult
-from ppl.inference.model_setup import data_nbytes
+from ppl.inference.program_data import data_nbytes
 from ppl.inference.programs import get_program
 from ppl.inference.run_warnings import run_problems, warn_problems
 

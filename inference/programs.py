@@ -31,7 +31,13 @@ from typing import NamedTuple
 from ppl import ops, random
 from ppl.inference.chain_plate import batched_value_and_grad, draw_block, postprocess_draws
 from ppl.inference.kernels import WarmupFlags
-from ppl.inference.model_setup import data_key, data_nbytes, per_chain, split_data, static_key
+from ppl.inference.program_data import (
+    data_key,
+    data_nbytes,
+    per_chain,
+    split_data,
+    static_key,
+)
 
 __all__ = ["Program", "split_data", "get_program"]
 

@@ -199,8 +199,7 @@ def _trace(cond_fun, body_fun, w: _Walk, leaves, treedef):
 
 
 def loop_tracing() -> bool:
-    """Whether a loop is being traced in this thread, inside ``torch.func`` transforms or not
-    (a ``scan`` there becomes torch's scan operator: :mod:`ppl.backends.torch.scans`)."""
+    """Whether a loop is traced in this thread (a ``scan`` in it: :mod:`.scans`)."""
     return getattr(_local, "capturing", False)
 
 
@@ -349,6 +348,7 @@ def _build(entry, cond_fun, body_fun, w, leaves, treedef, eager, init_val):
         else:
             worker.compile_elsewhere(key, gm, inputs)
             entry.pending = (key, gm, time.perf_counter())
+            _tracing.loop_captured[0] = True   # its pieces' upgrades would compete with it
     except Exception as e:    # not traceable or not compilable: stay eager
         _debug("loop not captured", e)
         entry.failed = True
@@ -361,6 +361,7 @@ def _poll(entry, cond_fun, body_fun, w, leaves, eager, init_val):
     key, gm, _ = entry.pending
     if worker.failed_before(key):
         entry.pending, entry.failed = None, True
+        _recount()
     elif worker.compiled_before(key):
         entry.pending = None
         t0 = time.perf_counter()
@@ -371,6 +372,7 @@ def _poll(entry, cond_fun, body_fun, w, leaves, eager, init_val):
         except Exception as e:
             _debug("compiled loop not loaded", e)
             entry.failed = True
+            _recount()
         finally:
             _tracing._compile_seconds[0] += time.perf_counter() - t0
 
@@ -391,3 +393,8 @@ def _take(entry, graph, key, eager, cond_fun, body_fun, init_val, inputs):
             entry.candidate = (graph, key)
         else:
             entry.failed = True
+            _recount()
+
+
+def _recount():        # after a loop failed: do others run compiled or compile?
+    _tracing.loop_captured[0] = any(e.graph is not None or e.pending for e in _cache.values())

@@ -220,7 +220,7 @@ def test_default_chain_method(backend, monkeypatch, args, kwargs, nbytes, num_ch
     """``chain_method=None``: chains over devices only where there are several and the data
     (every array leaf of the model's arguments, NumPy or backend) stay below 1 MiB."""
     from ppl.inference.mcmc import default_chain_method
-    from ppl.inference.model_setup import data_nbytes
+    from ppl.inference.program_data import data_nbytes
     assert data_nbytes(args, kwargs) == nbytes
     assert data_nbytes((ops.zeros((2**18,)),), {}) >= 2**20       # backend arrays count
     expected = many_devices if ops.chain_shards(num_chains) > 1 else "vectorized"

@@ -29,7 +29,7 @@ from ppl.inference.chain_plate import (
     draw_block,
     postprocess_draws,
 )
-from ppl.inference.model_setup import data_nbytes
+from ppl.inference.program_data import data_nbytes
 
 IDS = [c.name for c in CASES]
 #: not plate code, so a leading chain dimension breaks them: ``alpha + x @ beta`` with
