@@ -140,8 +140,7 @@ def _cells_set(cells, values):
 
 
 class _Entry:
-    """A loop's calls so far, its compiled graph (``None``: not yet), the objects its key
-    names by identity, whether it failed, and the worker's job in flight."""
+    """A loop's calls, compiled graph (or ``None``), key objects, failure, worker job."""
 
     __slots__ = ("calls", "graph", "objects", "failed", "pending", "consts", "candidate",
                  "misses")
@@ -204,8 +203,7 @@ def loop_tracing() -> bool:
 
 
 def capturing() -> bool:
-    """Whether a loop is being traced here (a ``while_loop`` inside it becomes a nested loop
-    operator: :func:`nested`)."""
+    """Whether a loop is traced here (a ``while_loop`` in it: a nested loop, :func:`nested`)."""
     return getattr(_local, "capturing", False) and not \
         torch._C._are_functorch_transforms_active()
 
@@ -221,8 +219,7 @@ def _distinct(values, others=()):
 
 
 def nested(cond_fun, body_fun, init_val):
-    """``while_loop`` inside a loop being traced: torch's loop operator, the closures' tensors
-    (the enclosing trace's) passed as its extra inputs."""
+    """``while_loop`` in a loop being traced: torch's loop operator, closures' tensors as inputs."""
     leaves, treedef = tree.flatten(init_val)
     if not (isinstance(cond_fun, types.FunctionType) and isinstance(body_fun, types.FunctionType)
             and leaves and all(isinstance(x, torch.Tensor) for x in leaves)):
@@ -274,6 +271,7 @@ def run_compiled(cond_fun, body_fun, init_val, after: int, eager):
     if entry is None:
         with _lock:
             entry = _cache.setdefault(key, _Entry(w.objects))
+            _tracing.loop_counting[0] = True    # pieces wait with upgrades (tracing.py)
             while len(_cache) > _MAX_LOOPS:     # the oldest first (dicts keep their order)
                 del _cache[next(iter(_cache))]
     if entry.graph is None:
@@ -326,8 +324,7 @@ def _use_worker() -> bool:
 
 
 def _build(entry, cond_fun, body_fun, w, leaves, treedef, eager, init_val):
-    """Trace the loop; compile it here if inductor's cache has it (or without a worker), else
-    hand it to the worker and keep going eagerly (:func:`_poll` takes the code in later)."""
+    """Trace the loop; compile it here (in inductor's cache, no worker) or in the worker."""
     t0 = time.perf_counter()
     try:
         gm, consts = _trace(cond_fun, body_fun, w, leaves, treedef)
@@ -354,6 +351,8 @@ def _build(entry, cond_fun, body_fun, w, leaves, treedef, eager, init_val):
         entry.failed = True
     finally:
         _tracing._compile_seconds[0] += time.perf_counter() - t0
+        if entry.failed:
+            _recount()
 
 
 def _poll(entry, cond_fun, body_fun, w, leaves, eager, init_val):
@@ -396,5 +395,6 @@ def _take(entry, graph, key, eager, cond_fun, body_fun, init_val, inputs):
             _recount()
 
 
-def _recount():        # after a loop failed: do others run compiled or compile?
+def _recount():        # a loop failed: pieces upgrade unless another runs compiled or compiles
+    _tracing.loop_counting[0] = False
     _tracing.loop_captured[0] = any(e.graph is not None or e.pending for e in _cache.values())

@@ -47,6 +47,10 @@ _compile_seconds = [0.0]
 #: set by :mod:`ppl.backends.torch.loops` once a loop of this process is compiled or being
 #: compiled: the pieces it holds no longer run often, and their own compile would only cost
 loop_captured = [False]
+#: set while an eager loop that may be compiled counts its calls (and no loop failed): pieces
+#: wait with their upgrade, as the loop holding them compiles first (a NUTS transition after
+#: 20 transitions, when its gradient may have run 20,000 times) and their compile would be lost
+loop_counting = [False]
 
 
 def compile_seconds() -> float:
@@ -126,8 +130,9 @@ class TracedFunction:
         # compiled graphs assume the (contiguous) strides they were traced with
         tensors = [t if t.is_contiguous() else t.contiguous() for t in tensors]
         entry.calls += 1
-        if entry.calls == self._upgrade_after and self.compiler == "inductor" \
-                and not loop_captured[0]:
+        if entry.calls >= self._upgrade_after and not entry.upgraded \
+                and self.compiler == "inductor" and not (loop_captured[0] or loop_counting[0]):
+            entry.upgraded = True
             with self._lock:
                 t0 = time.perf_counter()
                 entry.upgrade(tensors)
@@ -189,7 +194,7 @@ class _Compiled:
     def __init__(self, gm, flat_fun, consts):
         self.gm, self.flat_fun, self.consts = gm, flat_fun, consts
         self.graph = self.out_def = None
-        self.calls = 0
+        self.calls, self.upgraded = 0, False
 
     def accepts(self, graph, tensors) -> bool:
         """Whether ``graph`` runs and reproduces the eager result, also on the second call
