@@ -18,7 +18,7 @@ starts; ppl's default then spreads its chains over them.
 Usage::
 
     python -m benchmarks.nuts_jax --quick     # 2 problems, 3 seeds, 500+500: ~5 min on 2 idle cores
-    python -m benchmarks.nuts_jax --full      # 2 + 4 posteriordb, 3 seeds, 1000+1000: ~30 min
+    python -m benchmarks.nuts_jax --full      # 2 + 5 posteriordb, 3 seeds, 1000+1000: ~8 min
     python -m benchmarks.nuts_jax --problems eight_schools --runners ppl,numpyro-parallel
     python -m benchmarks.nuts_jax --scale     # logistic D=100, N=1e3/1e4/1e5: us/grad, memory
 """

@@ -167,7 +167,8 @@ def find_reasonable_step_size(rng_key, position, potential_energy, potential_ene
                               max_iterations: int = 100):
     """Stan's initial step-size heuristic, for every chain at once.
 
-    From ``step_size``, take one leapfrog step with a fresh momentum; if the acceptance
+    From ``step_size``, take one leapfrog step with a fresh momentum (the same for every trial
+    step size, where Stan draws one per trial); if the acceptance
     ``exp(H_0 - H_1)`` is above 0.8 keep doubling the step size until it falls below, otherwise
     keep halving until it rises above (Hoffman & Gelman 2014, Algorithm 4).
 

@@ -3,11 +3,14 @@ sites, the potential ``z -> -(log joint + log|det J|)``, the map back to constra
 valid starting points (Stan's initialisation: retry until the density and its gradient are
 finite, and say which sites are at fault when none is found).
 
-Where the backend compiles (JAX, TensorFlow) the first draw of every chain is checked in one
-batched call of a compiled gradient that takes the model's data as arguments and is cached per
-model and argument structure, so a second run with a new seed or new data of the same shapes
-compiles nothing here; only when a chain's first draw is not finite does the per-chain retry
-loop run.
+The model's first trace gives the sites and shapes; on JAX it runs under ``ops.eval_shape``
+(nothing compiles op by op). With ``init_to_uniform`` (Stan's default) the chains' starts are
+one uniform draw in unconstrained space. Where the backend compiles (JAX, TensorFlow) they are
+drawn and checked in one batched call of a compiled program (the draw, the potential and its
+gradient) that takes the model's data as arguments and is cached per model and argument
+structure, so a second run with a new seed or new data of the same shapes compiles nothing
+here; the potential and gradient it returns start the sampler. Only when a chain's first draw
+is not finite does the per-chain retry loop run.
 """
 
 from __future__ import annotations
@@ -60,7 +63,7 @@ class ModelInfo(NamedTuple):
     init_grad: Array | None = None
 
 
-#: model -> {(backend, argument structure, layout): compiled (z (C, D), data) -> (U, grad U)}
+#: model -> {(backend, argument structure, layout, draw): compiled start (:func:`_batched_start`)}
 _CHECKS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 
 
