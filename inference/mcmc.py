@@ -312,21 +312,19 @@ class MCMC:
         ``(chains, draws, ...)`` with ``group_by_chain``; with ``potential_fn=`` an array of
         flat unconstrained positions."""
         result = self._require_run()
-        if self._samples is None:
-            C, N, D = result.positions.shape
+        C, N, D = result.positions.shape
+        if self._samples is None:       # kept flat: reshaping a device array compiles (JAX)
             dtype = ops.backend().dtype
             flat = result.positions.reshape(C * N, D)
             postprocess, data = self._postprocess or (None, ())
             if postprocess is None:
-                self._samples = ops.asarray(result.positions, dtype)
+                self._samples = ops.asarray(flat, dtype)
             elif C * N == 0:
                 self._samples = {}
             else:
-                out = postprocess(ops.asarray(flat, dtype), data)
-                self._samples = {k: ops.reshape(v, (C, N) + tuple(ops.shape(v))[1:])
-                                 for k, v in out.items()}
-        return tree.map(lambda v: v if group_by_chain else
-                         ops.reshape(v, (-1,) + tuple(ops.shape(v))[2:]), self._samples)
+                self._samples = dict(postprocess(ops.asarray(flat, dtype), data))
+        return tree.map(lambda v: ops.reshape(v, (C, N) + tuple(ops.shape(v))[1:])
+                        if group_by_chain else v, self._samples)
 
     def get_extra_fields(self, group_by_chain: bool = False) -> dict:
         """Per-draw sampler statistics: ``diverging``, ``num_steps``, ``accept_prob``,
@@ -340,10 +338,13 @@ class MCMC:
         return out
 
     def _numpy_samples(self):
-        samples = self.get_samples(group_by_chain=True)
+        """``{site: (C, N, ...)}`` NumPy arrays (grouped on the host: no device reshape)."""
+        samples = self.get_samples()
         if not isinstance(samples, dict):
             samples = {"z": samples}
-        return {k: np.asarray(ops.to_numpy(v)) for k, v in samples.items()}
+        C, N = self._result.positions.shape[:2]
+        return {k: np.asarray(ops.to_numpy(v)).reshape((C, N) + tuple(ops.shape(v))[1:])
+                for k, v in samples.items()}
 
     def summary(self, prob: float = 0.9) -> dict:
         """Per-site summary (mean, sd, HPDI, bulk/tail ESS, R-hat, MCSE); see
