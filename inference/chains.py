@@ -122,9 +122,11 @@ class ChainRunner:
             def one(c):
                 return self._run_batch(self._chunk, carries[c], keys[c], bar)
 
-            # the first chain compiles what every chain runs, then the others start
-            futures = [pool.submit(contextvars.copy_context().run, one, 0)]
+            # the first chain compiles what every chain runs, then the others start; Ctrl-C
+            # may come as soon as chain 0 reports progress, so it is submitted inside the try
+            futures = []
             try:
+                futures.append(pool.submit(contextvars.copy_context().run, one, 0))
                 while not (futures[0].done() or self._first_chunk_done.wait(0.05)):
                     pass
                 futures += [pool.submit(contextvars.copy_context().run, one, c)
