@@ -280,7 +280,7 @@ class MCMC:
                     f"post_warmup_state has positions of shape {got}, this run needs "
                     f"{tuple(ops.shape(init_position))} (num_chains, D).")
             return (start.hmc_state, start.adapt_state), 0
-        if setup.init_values is not None and program.init_from is not None:
+        if setup.init_values is not None:
             carry = program.init_from(init_position, *setup.init_values)
         else:
             carry = program.init(init_position, data)

@@ -53,7 +53,7 @@ class Program(NamedTuple):
     postprocess: Callable | None = None   # (z (N, D), data) -> {site: (N, ...)}; None: raw z
     #: (position, U, grad U) -> carry: ``init`` where the potential at the starting points is
     #: known (the model setup's check computed it), so no gradient runs or compiles again
-    init_from: Callable | None = None
+    init_from: Callable | None = None      # (set by get_program on every backend)
 
 
 def _init_from(kernel):
