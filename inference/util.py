@@ -156,6 +156,15 @@ class ParamLayout:
         self.offsets = tuple(int(o) for o in np.cumsum([0] + sizes[:-1]))
         self.size = int(sum(sizes))
 
+    def __eq__(self, other):
+        return type(other) is ParamLayout and self._key() == other._key()
+
+    def __hash__(self):
+        return hash(self._key())
+
+    def _key(self):
+        return self.names, self.shapes, self.constrained_shapes
+
     def unravel(self, z) -> dict:
         """``z`` of shape ``(..., D)`` to ``{name: array of shape (...,) + shape}``."""
         batch = tuple(ops.shape(z)[:-1])

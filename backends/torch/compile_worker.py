@@ -32,10 +32,10 @@ import time
 import torch
 
 from ppl.backends.torch import tracing
-from ppl.backends.torch.loop_graphs import compile_graph
+from ppl.backends.torch.loop_graphs import compile_graph, loop_config
 
 __all__ = ["graph_key", "compiled_before", "failed_before", "compile_elsewhere", "prepare",
-           "pickled", "portable"]
+           "pickled", "portable", "hot_before", "mark_hot"]
 
 #: a worker's lock older than this is taken for a crashed worker
 _STALE_SECONDS = 3600.0
@@ -96,7 +96,8 @@ def graph_key(gm, tensors, constants=()) -> str:
     every process."""
     # inductor's C++ depends on the intra-op thread count (part of its own cache key too)
     h = hashlib.sha256(repr((_signature(tensors), torch.__version__, torch.get_num_threads(),
-                             torch.get_default_dtype())).encode())
+                             torch.get_default_dtype(), sorted(loop_config().items())))
+                       .encode())
     for name, module in gm.named_modules():
         if isinstance(module, torch.fx.GraphModule):
             h.update(f"{name}\n{module.code}".encode())
@@ -123,6 +124,18 @@ def failed_before(key: str) -> bool:
 
 def mark_compiled(key: str) -> None:
     with open(os.path.join(_dir(), key + ".done"), "w") as f:
+        f.write(str(time.time()))
+
+
+def hot_before(digest: str) -> bool:
+    """Whether a loop like this one (``closures.stable_digest``) was compiled in this or an
+    earlier process: its graph is then most likely in inductor's cache, and the loop is
+    compiled at its first call instead of after ``PPL_TORCH_LOOP_AFTER`` eager ones."""
+    return os.path.exists(os.path.join(_dir(), f"hot_{digest}"))
+
+
+def mark_hot(digest: str) -> None:
+    with open(os.path.join(_dir(), f"hot_{digest}"), "w") as f:
         f.write(str(time.time()))
 
 

@@ -6,6 +6,7 @@ one."""
 
 from __future__ import annotations
 
+import functools
 import os
 import warnings
 
@@ -13,16 +14,58 @@ import torch
 
 from ppl.backends.torch import tracing as _tracing
 
-__all__ = ["compile_graph", "constants_to_inputs", "lift_constants", "mostly_same", "fresh"]
+__all__ = ["compile_graph", "loop_config", "constants_to_inputs", "lift_constants", "mostly_same",
+           "fresh"]
 
 
-def _loop_config() -> dict:
+def loop_config() -> dict:
+    """Inductor's settings for a loop graph (part of the loop's marker key,
+    ``compile_worker.graph_key``)."""
     # the Python wrapper (the loop a Python ``while`` around C++ kernels) compiled in 27 s
     # where the C++ wrapper took 41 s, and ran a transition 25 % slower; compiling the kernels
-    # in this process (one thread) skips starting a pool of compile workers. Not
+    # in this process (one thread) skips starting a pool of compile workers. No size asserts:
+    # a loop's inputs always have the traced shapes (they are in its key) and are made
+    # contiguous, and the wrapper checked ~34 of them per leapfrog (eight schools, 4 chains:
+    # 234 -> 200 us per leapfrog). Not ``memory_planning`` (buffer pools: 1.7x slower). Not
     # ``cpp.simdlen=1``: inductor's scalar code got the counter-based draws wrong
     return {"cpp_wrapper": os.environ.get("PPL_TORCH_LOOP_CPP", "0") == "1",
-            "compile_threads": 1}
+            "compile_threads": 1, "size_asserts": False, "cpp.vec_isa_ok": _vec_isa_ok()}
+
+
+@functools.cache
+def _vec_isa_ok():
+    """``True`` once every vector instruction set the CPU reports has been found to compile
+    and load here (by this or an earlier process: a marker in the cache folder keyed by torch,
+    the compiler and the CPU's flags); ``None`` (inductor checks them itself) otherwise.
+    Inductor's check builds a test library per instruction set and loads each in a new Python
+    process: ~1 s in every process that compiles or loads a graph."""
+    import hashlib
+    import platform
+
+    from torch._inductor import cpu_vec_isa as isa
+    from torch._inductor.cpp_builder import get_compiler_version_info, get_cpp_compiler
+    from torch._inductor.runtime.cache_dir_utils import cache_dir
+
+    if platform.machine() not in ("x86_64", "AMD64"):
+        return None
+    try:
+        flags = isa.x86_isa_checker()
+        listed = [v for v in isa.supported_vec_isa_list
+                  if all(f in flags for f in str(v).split())]
+        compiler = get_cpp_compiler()
+        key = hashlib.sha256(repr((torch.__version__, sorted(flags), compiler,
+                                   get_compiler_version_info(compiler))).encode()).hexdigest()
+        folder = os.path.join(cache_dir(), "ppl_loops")
+        marker = os.path.join(folder, f"vec_isa_{key[:24]}")
+        if not os.path.exists(marker):
+            ok = all(v.check_build(isa.VecISA._avx_code) for v in listed)
+            os.makedirs(folder, exist_ok=True)
+            with open(marker, "w") as f:
+                f.write("1" if ok else "0")
+        with open(marker) as f:
+            return True if f.read().strip() == "1" else None
+    except Exception:         # noqa: BLE001 - any doubt: inductor checks for itself
+        return None
 
 
 def constants_to_inputs(gm):
@@ -118,7 +161,7 @@ def compile_graph(gm, tensors):
     _tracing._state.tracing = True
     try:
         with warnings.catch_warnings(), torch.no_grad(), \
-                tracing_context(TracingContext(fake_mode)), config.patch(_loop_config()):
+                tracing_context(TracingContext(fake_mode)), config.patch(loop_config()):
             warnings.simplefilter("ignore")
             with fake_mode:
                 fakes = [torch.empty_strided(t.shape, t.stride(), dtype=t.dtype, device=t.device)

@@ -7,15 +7,15 @@ predicate read back) around ~60 us of compiled code. Here an eager ``ops.while_l
 ``cond_fun``/``body_fun`` have been called ``PPL_TORCH_LOOP_AFTER`` times (default 20) with the
 same code, the same static closure values and the same carry signature is traced once into
 ``torch.ops.higher_order.while_loop`` and compiled by inductor (C++, cached on disk by inductor
-across processes), so one doubling is one call.
+across processes), so one doubling is one call. A loop like one compiled before, in this or an
+earlier process (``compile_worker.hot_before``), is compiled at its first call: its graph is
+most likely a cache hit, and 20 eager NUTS transitions cost ~1 s.
 
 ``cond_fun`` and ``body_fun`` are closures created anew at every call (they capture the current
 trajectory, the step size, the key of the leaves' draws). They are traced with their closures'
-tensors as *inputs*: the cells of every Python function reachable through closures are walked
-(:func:`_walk`), tensors (and pytrees of tensors) become graph inputs, set into the cells while
-tracing; Python numbers, strings and dtypes are part of the cache key by value; any other object
-(a ``jit``-compiled function, the potential) by identity, kept alive by the cache. So the next
-call with new closures of the same code reuses the graph with its new tensors.
+tensors as *inputs* (:mod:`ppl.backends.torch.closures` walks them into a key and a list of
+tensors), so the next call with new closures of the same code, in this run or the next,
+reuses the graph with its new tensors.
 
 A loop whose body cannot be traced (data-dependent Python, ops without a graph form), or whose
 compiled graph does not reproduce the eager loop on its first call, stays eager. Loops are only
@@ -24,7 +24,6 @@ captured outside ``torch.func`` transforms and ``jit`` traces, with no tensor re
 
 from __future__ import annotations
 
-import contextlib
 import os
 import threading
 import time
@@ -34,15 +33,14 @@ import warnings
 import torch
 
 from ppl.backends import tree
+from ppl.backends.torch import closures
 from ppl.backends.torch import compile_worker as worker
 from ppl.backends.torch import loop_graphs as graphs
 from ppl.backends.torch import tracing as _tracing
 
 __all__ = ["run_compiled", "loop_after", "inactive"]
 
-_SCALARS = (int, float, bool, str, bytes, type(None), torch.dtype, torch.device)
-_MAX_ITEMS = 400          # closure items walked before giving up (stay eager)
-_MAX_LOOPS = 32           # loops kept per process (each run's pieces make new keys)
+_MAX_LOOPS = 32           # loops kept per process, the least recently used dropped first
 _MAX_NODES = 8000         # nodes of a traced loop compiled at most (a NUTS transition: ~1000)
 
 
@@ -51,104 +49,18 @@ def loop_after() -> int:
     return _tracing.env_count("PPL_TORCH_LOOP_AFTER", 20, minimum=0)
 
 
-class _Walk:
-    """What :func:`_walk` finds: the hashable key, the cells holding tensors, the tensors, and
-    the objects keyed by identity (kept alive with the cache entry). ``traced``: inside a
-    trace, where the closures hold the trace's (fake) tensors."""
-
-    __slots__ = ("key", "cells", "tensors", "objects", "items", "traced")
-
-    def __init__(self, traced=False):
-        self.key, self.cells, self.tensors, self.objects, self.items = [], [], [], [], 0
-        self.traced = traced
-
-    def is_tensor(self, v) -> bool:
-        return isinstance(v, torch.Tensor) if self.traced else type(v) is torch.Tensor
-
-
-def _walk(fn, w: _Walk, seen: set):
-    """Append to ``w`` the description of the Python function ``fn``'s closure, recursively."""
-    w.key.append(("fn", fn.__code__))
-    if id(fn) in seen:        # recursion (a closure that refers to itself)
-        w.key.append(("seen", id(fn)))
-        return
-    seen.add(id(fn))
-    if fn.__defaults__:
-        for v in fn.__defaults__:
-            _value(v, w, seen, None)
-    for cell in fn.__closure__ or ():
-        try:
-            v = cell.cell_contents
-        except ValueError:    # an empty cell (a name bound later)
-            w.key.append(("empty",))
-            continue
-        _value(v, w, seen, cell)
-
-
-def _value(v, w: _Walk, seen: set, cell):
-    w.items += 1
-    if w.items > _MAX_ITEMS:
-        raise _Skip
-    if isinstance(v, _SCALARS):
-        w.key.append((type(v), v))
-    elif w.is_tensor(v):
-        if cell is None:
-            raise _Skip       # a tensor default argument: cannot be replaced while tracing
-        w.cells.append((cell, None))
-        w.tensors.append(v)
-        w.key.append(("t", v.shape, v.dtype, v.device))
-    elif isinstance(v, types.FunctionType):
-        _walk(v, w, seen)
-    elif isinstance(v, tuple | list | dict) and cell is not None:
-        leaves, treedef = tree.flatten(v)
-        if all(w.is_tensor(x) for x in leaves):
-            w.cells.append((cell, (treedef, len(leaves))))
-            w.tensors.extend(leaves)
-            w.key.append(("tree", treedef, tuple((x.shape, x.dtype) for x in leaves)))
-        else:
-            w.objects.append(v)
-            w.key.append(("id", id(v)))
-    elif isinstance(v, torch.Tensor):
-        raise _Skip           # a tensor subclass (batched, fake): not ours to capture
-    else:
-        w.objects.append(v)
-        w.key.append(("id", id(v)))
-
-
-class _Skip(Exception):
-    """A loop that is not captured (stays eager)."""
-
-
-@contextlib.contextmanager
-def _cells_set(cells, values):
-    """Put ``values`` (flat, in the order of the walk) into ``cells`` for the duration."""
-    saved, i = [], 0
-    try:
-        for cell, spec in cells:
-            saved.append((cell, cell.cell_contents))
-            if spec is None:
-                cell.cell_contents = values[i]
-                i += 1
-            else:
-                treedef, n = spec
-                cell.cell_contents = tree.unflatten(treedef, list(values[i:i + n]))
-                i += n
-        yield
-    finally:
-        for cell, old in reversed(saved):
-            cell.cell_contents = old
 
 
 class _Entry:
     """A loop's calls, compiled graph (or ``None``), key objects, failure, worker job."""
 
     __slots__ = ("calls", "graph", "objects", "failed", "pending", "consts", "candidate",
-                 "misses")
+                 "misses", "digest")
 
-    def __init__(self, objects):
+    def __init__(self, objects, digest):
         self.calls, self.graph, self.objects, self.failed, self.pending = 0, None, objects, \
             False, None
-        self.consts, self.candidate, self.misses = [], None, 0
+        self.consts, self.candidate, self.misses, self.digest = [], None, 0, digest
 
 
 _cache: dict = {}
@@ -161,12 +73,12 @@ def _wrappers(cond_fun, body_fun, cells, n, treedef):
     closures' tensors are the extra inputs, put into their cells while the functions run."""
 
     def cond(*xs):
-        with _cells_set(cells, xs[n:]):
+        with closures.cells_set(cells, xs[n:]):
             pred = cond_fun(tree.unflatten(treedef, list(xs[:n])))
         return torch.as_tensor(pred).to(torch.bool).reshape(()).clone()
 
     def body(*xs):
-        with _cells_set(cells, xs[n:]):
+        with closures.cells_set(cells, xs[n:]):
             out, out_def = tree.flatten(body_fun(tree.unflatten(treedef, list(xs[:n]))))
         if out_def != treedef:
             raise TypeError("while_loop: the body changed the carry's structure")
@@ -175,7 +87,7 @@ def _wrappers(cond_fun, body_fun, cells, n, treedef):
     return cond, body
 
 
-def _trace(cond_fun, body_fun, w: _Walk, leaves, treedef):
+def _trace(cond_fun, body_fun, w: closures.Walk, leaves, treedef):
     from torch.fx.experimental.proxy_tensor import make_fx
 
     n = len(leaves)
@@ -223,11 +135,11 @@ def nested(cond_fun, body_fun, init_val):
     leaves, treedef = tree.flatten(init_val)
     if not (isinstance(cond_fun, types.FunctionType) and isinstance(body_fun, types.FunctionType)
             and leaves and all(isinstance(x, torch.Tensor) for x in leaves)):
-        raise _Skip
-    w = _Walk(traced=True)
+        raise closures.Skip
+    w = closures.Walk(traced=True)
     seen: set = set()
-    _walk(cond_fun, w, seen)
-    _walk(body_fun, w, seen)
+    closures.walk(cond_fun, w, seen)
+    closures.walk(body_fun, w, seen)
     n = len(leaves)
     cond, body = _wrappers(cond_fun, body_fun, w.cells, n, treedef)
     carried = _distinct([x.contiguous() for x in leaves])
@@ -254,23 +166,27 @@ def run_compiled(cond_fun, body_fun, init_val, after: int, eager):
     leaves, treedef = tree.flatten(init_val)
     if not leaves or not all(type(x) is torch.Tensor and not x.requires_grad for x in leaves):
         return eager(cond_fun, body_fun, init_val)
-    w = _Walk()
+    w = closures.Walk()
     try:
         seen: set = set()
-        _walk(cond_fun, w, seen)
-        _walk(body_fun, w, seen)
-    except _Skip:
+        closures.walk(cond_fun, w, seen)
+        closures.walk(body_fun, w, seen)
+    except closures.Skip:
         return eager(cond_fun, body_fun, init_val)
     if any(t.requires_grad for t in w.tensors):
         return eager(cond_fun, body_fun, init_val)
     key = (tuple(w.key), treedef, tuple((x.shape, x.dtype, x.device) for x in leaves))
     try:
-        entry = _cache.get(key)
+        entry = _cache.pop(key, None)
     except TypeError:         # an unhashable static value
         return eager(cond_fun, body_fun, init_val)
-    if entry is None:
+    if entry is not None:
+        _cache[key] = entry   # the most recently used last (the oldest is dropped first)
+    else:
         with _lock:
-            entry = _cache.setdefault(key, _Entry(w.objects))
+            entry = _cache.setdefault(key, _Entry(w.objects, closures.stable_digest(key)))
+            if worker.hot_before(entry.digest):   # compiled before: at this call
+                entry.calls = max(after - 1, entry.calls)
             _tracing.loop_counting[0] = True    # pieces wait with upgrades (tracing.py)
             while len(_cache) > _MAX_LOOPS:     # the oldest first (dicts keep their order)
                 del _cache[next(iter(_cache))]
@@ -331,7 +247,7 @@ def _build(entry, cond_fun, body_fun, w, leaves, treedef, eager, init_val):
         size = sum(len(m.graph.nodes) for m in gm.modules()
                    if isinstance(m, torch.fx.GraphModule))
         if size > _MAX_NODES:   # an unrolled Python loop inside (a model's scan): too long
-            raise _Skip(f"{size} nodes")
+            raise closures.Skip(f"{size} nodes")
         gm = worker.portable(worker.prepare(gm))
         entry.consts = [c.contiguous() for c in consts]
         inputs = [t.contiguous() for t in leaves + w.tensors] + entry.consts
@@ -383,6 +299,7 @@ def _take(entry, graph, key, eager, cond_fun, body_fun, init_val, inputs):
         entry.graph = graph
         _tracing.loop_captured[0] = True
         worker.mark_compiled(key)
+        worker.mark_hot(entry.digest)
     else:
         # a float32 sampler loop can diverge from the eager one by rounding (a multinomial draw
         # flips; with one chain, every output then differs): try again on later inputs

@@ -35,8 +35,8 @@ import types
 import torch
 
 from ppl.backends import tree
+from ppl.backends.torch import closures
 from ppl.backends.torch import loop_graphs as graphs
-from ppl.backends.torch import loops
 from ppl.backends.torch import tracing as _tracing
 
 __all__ = ["scan_op_enabled", "traced_scan"]
@@ -66,7 +66,7 @@ class _Body:
         carry = tree.unflatten(self.carry_def, list(flat[:self.n_carry]))
         x = None if self.xs_def is None else \
             tree.unflatten(self.xs_def, list(flat[self.n_carry:self.n_carry + self.n_xs]))
-        with loops._cells_set(self.cells, flat[self.n_carry + self.n_xs:]):
+        with closures.cells_set(self.cells, flat[self.n_carry + self.n_xs:]):
             new, y = self.f(carry, x)
         new_leaves, new_def = tree.flatten(new)
         if new_def != self.carry_def:
@@ -214,7 +214,7 @@ def traced_scan(f, init, xs, length, reverse):
     per iteration (``PPL_TORCH_SCAN_UNROLL``) and the ``length % k`` left over unrolled after
     them; raises where the body cannot be traced so (the caller unrolls the scan)."""
     if not isinstance(f, types.FunctionType):
-        raise loops._Skip("ops.scan: the body is not a Python function")
+        raise closures.Skip("ops.scan: the body is not a Python function")
     n = int(length) if xs is None else int(tree.leaves(xs)[0].shape[0])
     if reverse and xs is not None:
         xs = tree.map(lambda a: a.flip(0), xs)
@@ -251,9 +251,9 @@ def _scan(f, init, xs, length):
     xs_leaves, xs_def = tree.flatten(xs)
     leaves = init_leaves + xs_leaves
     if not init_leaves or not all(isinstance(v, torch.Tensor) for v in leaves):
-        raise loops._Skip("ops.scan: a carry or xs that is not all tensors")
-    w = loops._Walk(traced=True)
-    loops._walk(f, w, set())
+        raise closures.Skip("ops.scan: a carry or xs that is not all tensors")
+    w = closures.Walk(traced=True)
+    closures.walk(f, w, set())
     init_leaves = [v.contiguous() for v in init_leaves]
     body = _Body(f, w.cells, carry_def, None if xs is None else xs_def, init_leaves,
                  len(xs_leaves))

@@ -10,6 +10,8 @@ scan's length.
 
 The rest of the suite runs with loop compilation off (``tests/conftest.py``)."""
 
+import dataclasses
+
 import numpy as np
 import pytest
 import test_nuts_exact
@@ -61,6 +63,55 @@ def test_closure_tensors_are_inputs(backend):
             ref, k = 0.5 * (ref + a / ref), k + 1
         assert int(ops.to_numpy(n)) == k
     assert _compiled_loops() == 1
+
+
+@dataclasses.dataclass(frozen=True)
+class _Scale:
+    """A value object (equality and hash by value) in a loop's closure."""
+    k: float
+
+
+def test_new_pieces_of_the_same_code_reuse_the_graph(backend):
+    """Each call builds a new ``jit`` piece closing over new data and a new (equal or not)
+    value object, as each ``MCMC.run`` builds its kernel's pieces anew: equal code and values
+    reuse the compiled loop (one graph per distinct value), and every result is the root of
+    that call's data, so neither the data nor the value was baked into a graph."""
+    from ppl.backends.torch import loops
+
+    def root(a_np, scale):
+        a = ops.asarray(a_np)
+        newton = ops.jit(lambda x: 0.5 * (x + scale.k * a / x))
+        return ops.while_loop(lambda x: ops.any(ops.abs(x * x - scale.k * a) > 1e-10),
+                              lambda x: newton(x), ops.ones_like(a))
+
+    rng = np.random.default_rng(1)
+    for k in (1.0, 1.0, 4.0, 1.0, 4.0):
+        a = rng.uniform(0.5, 50.0, size=(5,))
+        got = ops.to_numpy(root(a, _Scale(k)))
+        np.testing.assert_allclose(got, np.sqrt(k * a), rtol=1e-10)
+    assert _compiled_loops() == 2
+    assert len(loops._cache) == 2
+
+
+def test_a_loop_compiled_before_compiles_at_its_first_call(backend, monkeypatch, tmp_path):
+    """``PPL_TORCH_LOOP_AFTER=3``: a new loop runs eagerly twice and compiles at its third
+    call; in a later process (an empty loop cache, the same cache folder) the same loop
+    compiles at its first call, and a loop of other code still waits."""
+    from ppl.backends.torch import compile_worker, loops
+
+    monkeypatch.setenv("PPL_TORCH_LOOP_AFTER", "3")
+    monkeypatch.setattr(compile_worker, "_dir", lambda: str(tmp_path))
+    a = ops.asarray([2.0, 3.0, 5.0])
+    for call in range(3):
+        x, _ = _newton_sqrt(a, 1e-10)
+        np.testing.assert_allclose(ops.to_numpy(x), np.sqrt([2.0, 3.0, 5.0]), rtol=1e-10)
+        assert _compiled_loops() == (call == 2)
+    monkeypatch.setattr(loops, "_cache", {})
+    x, _ = _newton_sqrt(ops.asarray([7.0, 11.0, 13.0]), 1e-10)
+    np.testing.assert_allclose(ops.to_numpy(x), np.sqrt([7.0, 11.0, 13.0]), rtol=1e-10)
+    assert _compiled_loops() == 1
+    x = ops.while_loop(lambda c: c < 10.0, lambda c: c + 1.5, ops.zeros(()))
+    assert float(ops.to_numpy(x)) == 10.5 and _compiled_loops() == 1
 
 
 def test_nested_loops_and_counter_draws(backend):

@@ -1,0 +1,162 @@
+"""What the closures of a loop's functions hold, for :mod:`ppl.backends.torch.loops`.
+
+A compiled loop is reused for later calls with *new* closures of the same code (each NUTS
+transition, each ``MCMC.run``, builds its functions anew). :func:`walk` describes a function's
+closure, recursively, as a hashable key and a list of tensors:
+
+* tensors, and pytrees of tensors, in closure cells become inputs of the loop's graph (set into
+  their cells while it is traced, :func:`cells_set`): their shapes and dtypes are in the key;
+* Python numbers, strings, dtypes, and objects whose class defines equality by value and hashes
+  (a parameter layout) are in the key by value, as ``jax.jit`` treats static arguments;
+* functions are walked (their code is in the key), and so is the Python function of a
+  ``jit``-compiled piece (inside a loop's trace the piece runs that function);
+* containers without tensors (a ``Metric`` of functions) are walked element by element;
+* anything else (a module, a backend, a distribution) is in the key by identity, and kept alive
+  with the cache entry.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import re
+import types
+
+import torch
+
+from ppl.backends import tree
+from ppl.backends.torch import tracing as _tracing
+
+__all__ = ["Walk", "walk", "cells_set", "Skip", "stable_digest"]
+
+_SCALARS = (int, float, bool, str, bytes, type(None), torch.dtype, torch.device)
+_MAX_ITEMS = 400          # closure items walked before giving up (stay eager)
+
+
+class Walk:
+    """What :func:`walk` finds: the hashable key, the cells holding tensors, the tensors, and
+    the objects keyed by identity (kept alive with the cache entry). ``traced``: inside a
+    trace, where the closures hold the trace's (fake) tensors."""
+
+    __slots__ = ("key", "cells", "tensors", "objects", "items", "traced")
+
+    def __init__(self, traced=False):
+        self.key, self.cells, self.tensors, self.objects, self.items = [], [], [], [], 0
+        self.traced = traced
+
+    def is_tensor(self, v) -> bool:
+        return isinstance(v, torch.Tensor) if self.traced else type(v) is torch.Tensor
+
+
+def walk(fn, w: Walk, seen: set):
+    """Append to ``w`` the description of the Python function ``fn``'s closure, recursively."""
+    w.key.append(("fn", fn.__code__))
+    if id(fn) in seen:        # recursion (a closure that refers to itself)
+        w.key.append(("seen", id(fn)))
+        return
+    seen.add(id(fn))
+    if fn.__defaults__:
+        for v in fn.__defaults__:
+            _value(v, w, seen, None)
+    for cell in fn.__closure__ or ():
+        try:
+            v = cell.cell_contents
+        except ValueError:    # an empty cell (a name bound later)
+            w.key.append(("empty",))
+            continue
+        _value(v, w, seen, cell)
+
+
+def _value(v, w: Walk, seen: set, cell):
+    w.items += 1
+    if w.items > _MAX_ITEMS:
+        raise Skip
+    if isinstance(v, _SCALARS):
+        w.key.append((type(v), v))
+    elif w.is_tensor(v):
+        if cell is None:
+            raise Skip       # a tensor default argument: cannot be replaced while tracing
+        w.cells.append((cell, None))
+        w.tensors.append(v)
+        w.key.append(("t", v.shape, v.dtype, v.device))
+    elif isinstance(v, types.FunctionType):
+        walk(v, w, seen)
+    elif isinstance(v, _tracing.TracedFunction) and isinstance(v.fun, types.FunctionType):
+        # inside the loop's trace a jit-compiled piece runs its Python function: key it by
+        # that function (a run's pieces are new objects; their code and closures are not)
+        w.key.append(("jit", v.static_argnums, v.compiler))
+        walk(v.fun, w, seen)
+    elif isinstance(v, tuple | list | dict):
+        leaves, treedef = tree.flatten(v)
+        if cell is not None and leaves and all(w.is_tensor(x) for x in leaves):
+            w.cells.append((cell, (treedef, len(leaves))))
+            w.tensors.extend(leaves)
+            w.key.append(("tree", treedef, tuple((x.shape, x.dtype) for x in leaves)))
+        elif not any(isinstance(x, torch.Tensor) for x in leaves):
+            w.key.append(("static", treedef))     # functions and numbers (a ``Metric``)
+            for x in leaves:
+                _value(x, w, seen, None)
+        else:
+            w.objects.append(v)
+            w.key.append(("id", id(v), type(v).__qualname__))
+    elif isinstance(v, torch.Tensor):
+        raise Skip           # a tensor subclass (batched, fake): not ours to capture
+    elif _by_value(v):        # a value object (a parameter layout): equal ones trace alike
+        w.key.append(("value", type(v), v))
+    else:
+        w.objects.append(v)
+        w.key.append(("id", id(v), type(v).__qualname__))
+
+
+def _by_value(v) -> bool:
+    """Whether ``v``'s class defines equality by value and hashes (so equal objects are
+    interchangeable in a trace, as ``jax.jit`` treats static arguments)."""
+    cls = type(v)
+    if cls.__eq__ is object.__eq__ or cls.__hash__ is None:
+        return False
+    try:
+        hash(v)
+    except TypeError:
+        return False
+    return True
+
+
+class Skip(Exception):
+    """A loop that is not captured (stays eager)."""
+
+
+@contextlib.contextmanager
+def cells_set(cells, values):
+    """Put ``values`` (flat, in the order of the walk) into ``cells`` for the duration."""
+    saved, i = [], 0
+    try:
+        for cell, spec in cells:
+            saved.append((cell, cell.cell_contents))
+            if spec is None:
+                cell.cell_contents = values[i]
+                i += 1
+            else:
+                treedef, n = spec
+                cell.cell_contents = tree.unflatten(treedef, list(values[i:i + n]))
+                i += n
+        yield
+    finally:
+        for cell, old in reversed(saved):
+            cell.cell_contents = old
+
+
+def stable_digest(key) -> str:
+    """A digest of a loop's key (the walk's key, the carry's structure and signature) that is
+    the same in every process: identities become type names, and the addresses in the text of
+    code objects and functions are dropped (their file, name and line remain). Two loops may
+    share one; it only says "a loop like this was compiled before"."""
+    def plain(k):
+        if isinstance(k, tuple) and k and k[0] == "id":
+            return ("id", k[2])
+        if isinstance(k, tuple) and k and k[0] == "seen":
+            return ("seen",)
+        return k
+
+    words, treedef, carry = key
+    text = repr((tuple(plain(k) for k in words), treedef, carry))
+    return hashlib.sha256(re.sub(r" at 0x[0-9a-fA-F]+", "", text).encode()).hexdigest()[:32]
