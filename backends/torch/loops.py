@@ -178,8 +178,8 @@ def run_compiled(cond_fun, body_fun, init_val, after: int, eager):
     key = (tuple(w.key), treedef, tuple((x.shape, x.dtype, x.device) for x in leaves))
     try:
         entry = _cache.pop(key, None)
-    except TypeError:         # an unhashable static value
-        return eager(cond_fun, body_fun, init_val)
+    except Exception:         # noqa: BLE001 - an unhashable static value, or a value object
+        return eager(cond_fun, body_fun, init_val)      # whose equality fails (tensor fields)
     if entry is not None:
         _cache[key] = entry   # the most recently used last (the oldest is dropped first)
     else:
