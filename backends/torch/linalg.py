@@ -18,7 +18,17 @@ class TorchLinalg:
     of raising, so a sampler sees a NaN log-density (a divergence) rather than an exception.
     """
 
-    def matmul(self, a, b): return torch.matmul(self._t(a), self._t(b))
+    def matmul(self, a, b):
+        a, b = self._t(a), self._t(b)
+        if a.ndim == 2 and b.ndim == 1:
+            # ``x @ beta`` as ``beta @ x.T``: the same product, but under ``vmap`` over chains
+            # (``beta`` batched) torch's matrix-vector rule computes ``x @ betas.T``, an
+            # ``(N, chains)`` result whose elementwise work inductor then vectorizes along the
+            # chains (4 of 16 lanes) and transposes for the gradient's product; the
+            # vector-matrix rule gives ``(chains, N)``, rows along the data. Logistic regression
+            # (N = 2000, 4 chains), a compiled leapfrog: ~200 -> ~55 us of kernels
+            return torch.matmul(b, a.mT)
+        return torch.matmul(a, b)
 
     def einsum(self, subscripts, *operands):
         return torch.einsum(subscripts, *[self._t(o) for o in operands])
