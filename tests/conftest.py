@@ -43,6 +43,9 @@ import pytest
 os.environ.setdefault("PPL_TORCH_INDUCTOR_AFTER", "1000000000")
 # and compiles a loop called often (tests/inference/test_torch_loops.py), likewise off here
 os.environ.setdefault("PPL_TORCH_LOOP_AFTER", "0")
+# torch jit traces a signature at its first call here (by default at its 32nd: see
+# test_torch_jit_traces_after_its_eager_calls), so the tests' few calls run traced graphs
+os.environ.setdefault("PPL_TORCH_JIT_AFTER", "1")
 
 import ppl  # noqa: E402
 from ppl.backends import tree

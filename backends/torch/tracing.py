@@ -1,5 +1,11 @@
 """``jit`` for the torch backend: trace a function once per input signature into a graph.
 
+A signature is traced at its ``PPL_TORCH_JIT_AFTER``-th call (default 32; the calls before run
+eagerly): a trace costs ~0.1-0.4 s, eager calls of a small function ~0.1-1 ms, and once a NUTS
+transition runs as one compiled loop (:mod:`ppl.backends.torch.loops`) its pieces are called
+outside it only a few times per run (the start, the step-size heuristic); tracing them at their
+first call cost a warm process 1.2-1.7 s.
+
 A pure array function (no data-dependent Python control flow, no random draws) is traced with
 ``make_fx`` in *fake* mode, which records the aten ops and raises on any data-dependent Python
 decision (``if x > 0``, ``x.item()``) instead of baking one branch in; the graph then runs as
@@ -78,6 +84,8 @@ class TracedFunction:
         self._lock = threading.Lock()
         #: calls of one signature after which ``inductor`` mode compiles it with inductor
         self._upgrade_after = _upgrade_after() if compiler == "inductor" else 0
+        #: calls of one signature after which it is traced (eager before)
+        self._trace_after = env_count("PPL_TORCH_JIT_AFTER", 32, minimum=1)
         functools.update_wrapper(self, fun)
 
     def _split(self, args, kwargs):
@@ -115,17 +123,20 @@ class TracedFunction:
             return self.fun(*args, **kwargs)
         key, leaves = info
         with self._lock:
-            entry = self._cache.get(key, False)
-            if entry is False:
-                t0 = time.perf_counter()
-                entry = self._cache[key] = self._trace(
-                    leaves, tree.flatten((args, kwargs))[1], tensors)
-                _compile_seconds[0] += time.perf_counter() - t0
+            entry = self._cache.get(key, 0)
+            if type(entry) is int:      # the eager calls of a signature not traced yet
+                entry += 1
+                if entry >= self._trace_after:
+                    t0 = time.perf_counter()
+                    entry = self._trace(leaves, tree.flatten((args, kwargs))[1], tensors)
+                    _compile_seconds[0] += time.perf_counter() - t0
+                self._cache[key] = entry
+                self._cache.move_to_end(key)
                 if len(self._cache) > self.max_cache:
                     self._cache.popitem(last=False)
             else:
                 self._cache.move_to_end(key)
-        if entry is None:
+        if entry is None or type(entry) is int:
             return self.fun(*args, **kwargs)
         # compiled graphs assume the (contiguous) strides they were traced with
         tensors = [t if t.is_contiguous() else t.contiguous() for t in tensors]

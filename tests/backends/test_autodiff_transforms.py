@@ -304,6 +304,31 @@ def test_torch_jit_traces_once_per_signature(backend, dtype):
 
 
 @pytest.mark.backends("torch")
+def test_torch_jit_traces_after_its_eager_calls(backend, dtype, monkeypatch):
+    """``PPL_TORCH_JIT_AFTER=3``: a signature's first two calls run ``f`` itself, the third
+    traces it, later calls run the graph; a new signature starts counting again."""
+    monkeypatch.setenv("PPL_TORCH_JIT_AFTER", "3")
+    calls = []
+
+    def f(a):
+        calls.append(1)
+        return ops.exp(a) * 2.0
+
+    jf = ops.jit(f)
+    for i in range(2):
+        assert_close(jf(ops.asarray(X)), 2 * np.exp(_r(X, dtype)))
+        assert len(calls) == i + 1
+    assert_close(jf(ops.asarray(X)), 2 * np.exp(_r(X, dtype)))
+    n = len(calls)
+    assert n >= 3
+    for _ in range(3):
+        assert_close(jf(ops.asarray(X)), 2 * np.exp(_r(X, dtype)))
+    assert len(calls) == n, "the traced graph should run without calling f again"
+    assert_close(jf(ops.asarray(Y)), 2 * np.exp(_r(Y, dtype)))     # new shape: eager again
+    assert len(calls) == n + 1
+
+
+@pytest.mark.backends("torch")
 def test_torch_jit_keeps_python_branches_eager(backend, dtype):
     """A data-dependent Python branch cannot be traced: jit must run it eagerly every time
     (baking in the first branch would silently give 3x instead of 2x)."""
