@@ -32,7 +32,7 @@ import time
 import torch
 
 from ppl.backends.torch import tracing
-from ppl.backends.torch.loop_graphs import compile_graph, loop_config
+from ppl.backends.torch.loop_graphs import cache_folder, compile_graph, loop_config
 
 __all__ = ["graph_key", "compiled_before", "failed_before", "compile_elsewhere", "prepare",
            "pickled", "portable", "hot_before", "mark_hot"]
@@ -41,11 +41,16 @@ __all__ = ["graph_key", "compiled_before", "failed_before", "compile_elsewhere",
 _STALE_SECONDS = 3600.0
 
 
-def _dir() -> str:
-    from torch._inductor.runtime.cache_dir_utils import cache_dir
-    path = os.path.join(cache_dir(), "ppl_loops")
-    os.makedirs(path, exist_ok=True)
-    return path
+_dir = cache_folder
+
+
+def _marked(name: str) -> bool:
+    return os.path.exists(os.path.join(_dir(), name))
+
+
+def _mark(name: str) -> None:
+    with open(os.path.join(_dir(), name), "w") as f:
+        f.write(str(time.time()))
 
 
 def _signature(tensors) -> list:
@@ -114,29 +119,27 @@ def graph_key(gm, tensors, constants=()) -> str:
 
 def compiled_before(key: str) -> bool:
     """Whether this graph compiled in this or an earlier process (inductor's cache has it)."""
-    return os.path.exists(os.path.join(_dir(), key + ".done"))
+    return _marked(key + ".done")
 
 
 def failed_before(key: str) -> bool:
     """Whether a worker tried this graph and inductor failed."""
-    return os.path.exists(os.path.join(_dir(), key + ".failed"))
+    return _marked(key + ".failed")
 
 
 def mark_compiled(key: str) -> None:
-    with open(os.path.join(_dir(), key + ".done"), "w") as f:
-        f.write(str(time.time()))
+    _mark(key + ".done")
 
 
 def hot_before(digest: str) -> bool:
     """Whether a loop like this one (``closures.stable_digest``) was compiled in this or an
     earlier process: its graph is then most likely in inductor's cache, and the loop is
     compiled at its first call instead of after ``PPL_TORCH_LOOP_AFTER`` eager ones."""
-    return os.path.exists(os.path.join(_dir(), f"hot_{digest}"))
+    return _marked(f"hot_{digest}")
 
 
 def mark_hot(digest: str) -> None:
-    with open(os.path.join(_dir(), f"hot_{digest}"), "w") as f:
-        f.write(str(time.time()))
+    _mark(f"hot_{digest}")
 
 
 def compile_elsewhere(key: str, gm, tensors):

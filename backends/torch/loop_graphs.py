@@ -14,8 +14,8 @@ import torch
 
 from ppl.backends.torch import tracing as _tracing
 
-__all__ = ["compile_graph", "loop_config", "constants_to_inputs", "lift_constants", "mostly_same",
-           "fresh"]
+__all__ = ["compile_graph", "loop_config", "cache_folder", "constants_to_inputs", "lift_constants",
+           "mostly_same", "fresh"]
 
 
 def loop_config() -> dict:
@@ -32,6 +32,15 @@ def loop_config() -> dict:
             "compile_threads": 1, "size_asserts": False, "cpp.vec_isa_ok": _vec_isa_ok()}
 
 
+def cache_folder() -> str:
+    """ppl's folder in inductor's cache (``TORCHINDUCTOR_CACHE_DIR``): the markers of compiled
+    loops (:mod:`ppl.backends.torch.compile_worker`) and of the instruction-set probe."""
+    from torch._inductor.runtime.cache_dir_utils import cache_dir
+    path = os.path.join(cache_dir(), "ppl_loops")
+    os.makedirs(path, exist_ok=True)
+    return path
+
+
 @functools.cache
 def _vec_isa_ok():
     """``True`` once every vector instruction set the CPU reports has been found to compile
@@ -44,7 +53,6 @@ def _vec_isa_ok():
 
     from torch._inductor import cpu_vec_isa as isa
     from torch._inductor.cpp_builder import get_compiler_version_info, get_cpp_compiler
-    from torch._inductor.runtime.cache_dir_utils import cache_dir
 
     if platform.machine() not in ("x86_64", "AMD64"):
         return None
@@ -55,11 +63,9 @@ def _vec_isa_ok():
         compiler = get_cpp_compiler()
         key = hashlib.sha256(repr((torch.__version__, sorted(flags), compiler,
                                    get_compiler_version_info(compiler))).encode()).hexdigest()
-        folder = os.path.join(cache_dir(), "ppl_loops")
-        marker = os.path.join(folder, f"vec_isa_{key[:24]}")
+        marker = os.path.join(cache_folder(), f"vec_isa_{key[:24]}")
         if not os.path.exists(marker):
             ok = all(v.check_build(isa.VecISA._avx_code) for v in listed)
-            os.makedirs(folder, exist_ok=True)
             with open(marker, "w") as f:
                 f.write("1" if ok else "0")
         with open(marker) as f:

@@ -131,11 +131,9 @@ class TracedFunction:
                     entry = self._trace(leaves, tree.flatten((args, kwargs))[1], tensors)
                     _compile_seconds[0] += time.perf_counter() - t0
                 self._cache[key] = entry
-                self._cache.move_to_end(key)
-                if len(self._cache) > self.max_cache:
-                    self._cache.popitem(last=False)
-            else:
-                self._cache.move_to_end(key)
+            self._cache.move_to_end(key)
+            if len(self._cache) > self.max_cache:
+                self._cache.popitem(last=False)
         if entry is None or type(entry) is int:
             return self.fun(*args, **kwargs)
         # compiled graphs assume the (contiguous) strides they were traced with
