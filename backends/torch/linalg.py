@@ -20,7 +20,7 @@ class TorchLinalg:
 
     def matmul(self, a, b):
         a, b = self._t(a), self._t(b)
-        if a.ndim == 2 and b.ndim == 1:
+        if a.ndim == 2 and b.ndim == 1 and a.shape[1] == b.shape[0]:   # (else torch's own error)
             # ``x @ beta`` as ``beta @ x.T``: the same product, but under ``vmap`` over chains
             # (``beta`` batched) torch's matrix-vector rule computes ``x @ betas.T``, an
             # ``(N, chains)`` result whose elementwise work inductor then vectorizes along the
