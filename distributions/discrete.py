@@ -76,8 +76,10 @@ class _BinaryFamily(Distribution):
         """``k log p + m log(1 - p)`` with ``0 log 0 = 0`` (``k=None``: the second term only)."""
         if self._param == "logits":
             l = self.__dict__["logits"]
-            second = -m * ops.softplus(l)
-            return second if k is None else second - k * ops.softplus(-l)
+            if k is None:
+                return -m * ops.softplus(l)
+            # log p = l - softplus(l), log(1 - p) = -softplus(l): one softplus per element
+            return k * l - (k + m) * ops.softplus(l)
         p = self.__dict__["probs"]
         second = ops.xlog1py(m, -p)
         return second if k is None else second + ops.xlogy(k, p)
