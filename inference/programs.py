@@ -83,6 +83,10 @@ def _build_chunk(iteration_of: Callable, empty_draw: Callable, num_shards: int):
     if num_shards > 1:          # compiled with its shardings fixed (one compile)
         return ops.shard_chains(chunk, num_shards, in_axes=(0, None, (None, 0), None),
                                 out_axes=(0, 1))
+    if not ops.backend().compiles_control_flow:
+        # the chunk is a Python loop over iterations whose loops read their predicates: a
+        # ``jit`` of it could only try a trace and fail, once per run (torch: 10-190 ms)
+        return chunk
     return ops.jit(chunk)
 
 
