@@ -37,6 +37,7 @@ from ppl.backends.torch import closures
 from ppl.backends.torch import compile_worker as worker
 from ppl.backends.torch import loop_graphs as graphs
 from ppl.backends.torch import tracing as _tracing
+from ppl.backends.torch.loop_hoisting import hoist_invariants
 
 __all__ = ["run_compiled", "loop_after", "inactive"]
 
@@ -102,8 +103,8 @@ def _trace(cond_fun, body_fun, w: closures.Walk, leaves, treedef):
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            return graphs.constants_to_inputs(graphs.lift_constants(
-                make_fx(top, tracing_mode="fake", _allow_non_fake_inputs=True)(*inputs)))
+            return graphs.constants_to_inputs(hoist_invariants(graphs.lift_constants(
+                make_fx(top, tracing_mode="fake", _allow_non_fake_inputs=True)(*inputs))))
     finally:
         _tracing._state.tracing = False
         _local.capturing = False
