@@ -40,20 +40,27 @@ def hoist_invariants(gm: torch.fx.GraphModule) -> torch.fx.GraphModule:
     return gm
 
 
+def _aten(node):
+    """The aten operator ``node`` calls, or ``None`` (a placeholder, a higher-order operator)."""
+    if node.op == "call_function" and isinstance(node.target, torch._ops.OpOverload):
+        return node.target
+    return None
+
+
 def _pure(node) -> bool:
     """A call of an aten operator that returns one tensor, mutates nothing, draws nothing."""
-    target = node.target
-    if node.op != "call_function" or not isinstance(target, torch._ops.OpOverload):
+    op = _aten(node)
+    if op is None:
         return False
-    schema = target._schema
-    return not schema.is_mutable and torch.Tag.nondeterministic_seeded not in target.tags \
+    schema = op._schema
+    return not schema.is_mutable and torch.Tag.nondeterministic_seeded not in op.tags \
         and len(schema.returns) == 1 and str(schema.returns[0].type) == "Tensor" \
         and isinstance(node.meta.get("val"), torch.Tensor)
 
 
 def _mutates(node) -> bool:
-    return node.op == "call_function" and isinstance(node.target, torch._ops.OpOverload) \
-        and node.target._schema.is_mutable
+    op = _aten(node)
+    return op is not None and op._schema.is_mutable
 
 
 def _is_view(node) -> bool:

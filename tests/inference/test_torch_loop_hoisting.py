@@ -51,7 +51,7 @@ def _numpy_nested(data, w, outer_steps=3, inner_steps=4):
     return x
 
 
-def test_invariant_work_runs_outside_the_loops(backend):
+def test_invariant_work_runs_outside_the_loops(backend, monkeypatch):
     import torch
     from torch.fx.experimental.proxy_tensor import make_fx
 
@@ -61,16 +61,12 @@ def test_invariant_work_runs_outside_the_loops(backend):
     rng = np.random.default_rng(0)
     data, w = rng.standard_normal((400, 100)), rng.standard_normal(100) * 0.1
     graphs = []
-    monkey = pytest.MonkeyPatch()
-    monkey.setattr(loops, "hoist_invariants", lambda gm: graphs.append(hoist_invariants(gm))
-                   or graphs[-1])
-    try:
-        for call in range(2):       # the second call: the compiled graph, new data
-            d = data * (1 + call)
-            got = ops.to_numpy(_nested(ops.asarray(d), ops.asarray(w)))
-            np.testing.assert_allclose(got, _numpy_nested(d, w), rtol=1e-10, atol=1e-12)
-    finally:
-        monkey.undo()
+    monkeypatch.setattr(loops, "hoist_invariants", lambda gm: graphs.append(hoist_invariants(gm))
+                        or graphs[-1])
+    for call in range(2):       # the second call: the compiled graph, new data
+        d = data * (1 + call)
+        got = ops.to_numpy(_nested(ops.asarray(d), ops.asarray(w)))
+        np.testing.assert_allclose(got, _numpy_nested(d, w), rtol=1e-10, atol=1e-12)
     assert sum(e.graph is not None for e in loops._cache.values()) == 1
     (gm,) = graphs
     codes = {name: m.code for name, m in gm.named_modules() if isinstance(m, torch.fx.GraphModule)}
