@@ -194,14 +194,16 @@ class _HMCFamily:
 
         return iteration
 
-    def empty_draw(self, carry) -> Draw:
-        """The ``Draw`` of a skipped iteration (all-zero statistics)."""
+    @classmethod
+    def empty_draw(cls, carry) -> Draw:
+        """The ``Draw`` of a skipped iteration (all-zero statistics). A class method: a
+        compiled chunk of iterations holding it is the same for every kernel of the class."""
         state, adapt = carry
         num_chains = ops.shape(state.position)[0]
         zeros = ops.zeros((num_chains,), ops.dtype_of(state.position))
         flags = ops.zeros((num_chains,), bool)
-        info = self._info_type(*[flags if f in ("diverging", "is_accepted") else zeros
-                                 for f in self._info_type._fields])
+        info = cls._info_type(*[flags if f in ("diverging", "is_accepted") else zeros
+                                for f in cls._info_type._fields])
         return Draw(state.position, state.potential_energy, info, adapt.step_size)
 
     def _repr_args(self):

@@ -48,13 +48,13 @@ class Walk:
         return isinstance(v, torch.Tensor) if self.traced else type(v) is torch.Tensor
 
 
-def walk(fn, w: Walk, seen: set):
+def walk(fn, w: Walk, seen: dict):
     """Append to ``w`` the description of the Python function ``fn``'s closure, recursively."""
     w.key.append(("fn", fn.__code__))
-    if id(fn) in seen:        # recursion (a closure that refers to itself)
-        w.key.append(("seen", id(fn)))
+    if id(fn) in seen:        # met before in this walk (recursion, or reached twice)
+        w.key.append(("seen", seen[id(fn)]))      # which one: the same in every walk alike
         return
-    seen.add(id(fn))
+    seen[id(fn)] = len(seen)
     if fn.__defaults__:
         for v in fn.__defaults__:
             _value(v, w, seen, None)
@@ -67,7 +67,7 @@ def walk(fn, w: Walk, seen: set):
         _value(v, w, seen, cell)
 
 
-def _value(v, w: Walk, seen: set, cell):
+def _value(v, w: Walk, seen: dict, cell):
     w.items += 1
     if w.items > _MAX_ITEMS:
         raise Skip
@@ -153,8 +153,6 @@ def stable_digest(key) -> str:
     def plain(k):
         if isinstance(k, tuple) and k and k[0] == "id":
             return ("id", k[2])
-        if isinstance(k, tuple) and k and k[0] == "seen":
-            return ("seen",)
         return k
 
     words, treedef, carry = key

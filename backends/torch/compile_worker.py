@@ -35,7 +35,7 @@ from ppl.backends.torch import tracing
 from ppl.backends.torch.loop_graphs import cache_folder, compile_graph, loop_config
 
 __all__ = ["graph_key", "compiled_before", "failed_before", "compile_elsewhere", "prepare",
-           "pickled", "portable", "hot_before", "mark_hot"]
+           "pickled", "portable", "hot_before", "mark_hot", "checked_before", "mark_checked"]
 
 #: a worker's lock older than this is taken for a crashed worker
 _STALE_SECONDS = 3600.0
@@ -75,9 +75,7 @@ def _loads(blob: bytes):
     from torch.fx._graph_pickler import GraphPickler
 
     gm = GraphPickler.loads(blob, FakeTensorMode())
-    for module in reversed(list(gm.modules())):     # subgraphs first
-        if isinstance(module, torch.fx.GraphModule):
-            module.recompile()
+    gm.recompile()            # (with every subgraph)
     return gm
 
 
@@ -131,6 +129,17 @@ def mark_compiled(key: str) -> None:
     _mark(key + ".done")
 
 
+def checked_before(key: str) -> bool:
+    """Whether this graph's compiled code reproduced the eager computation in this or an
+    earlier process (:func:`mark_checked`): the same code from inductor's cache need not be
+    checked again."""
+    return _marked(key + ".checked")
+
+
+def mark_checked(key: str) -> None:
+    _mark(key + ".checked")
+
+
 def hot_before(digest: str) -> bool:
     """Whether a loop like this one (``closures.stable_digest``) was compiled in this or an
     earlier process: its graph is then most likely in inductor's cache, and the loop is
@@ -142,9 +151,9 @@ def mark_hot(digest: str) -> None:
     _mark(f"hot_{digest}")
 
 
-def compile_elsewhere(key: str, gm, tensors):
+def compile_elsewhere(key: str, gm, tensors, hot: str | None = None):
     """Start a detached worker compiling the graph unless one is at it; the ``Popen`` or
-    ``None``."""
+    ``None``. ``hot``: the loop's digest, marked hot (:func:`hot_before`) once compiled."""
     folder = _dir()
     lock = os.path.join(folder, key + ".lock")
     try:
@@ -160,7 +169,8 @@ def compile_elsewhere(key: str, gm, tensors):
     os.close(fd)
     job = os.path.join(folder, key + ".job")
     with open(job, "wb") as f:
-        pickle.dump({"key": key, "graph": pickled(gm), "signature": _signature(tensors),
+        pickle.dump({"key": key, "hot": hot, "graph": pickled(gm),
+                     "signature": _signature(tensors),
                      "threads": torch.get_num_threads(),
                      "default_dtype": str(torch.get_default_dtype())}, f)
     return subprocess.Popen([sys.executable, "-m", "ppl.backends.torch.compile_worker", job],
@@ -185,6 +195,8 @@ def _work(job_path: str) -> int:
                    for shape, stride, dtype, device in job["signature"]]
         compile_graph(gm, tensors)
         mark_compiled(key)
+        if job.get("hot"):    # the next process compiles the loop at its first call
+            mark_hot(job["hot"])
         return 0
     except Exception:         # the reason, for whoever looks into the cache folder
         import traceback

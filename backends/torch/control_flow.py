@@ -12,7 +12,9 @@ body per step (:mod:`ppl.backends.torch.scans`; a body it cannot take is unrolle
 
 from __future__ import annotations
 
-from ppl.backends.torch import loops, scans
+import torch
+
+from ppl.backends.torch import loop_calls, loops, scans
 from ppl.backends.torch.compile import _jit_mode
 
 __all__ = ["TorchControlFlow"]
@@ -24,18 +26,29 @@ class TorchControlFlow:
     def while_loop(self, cond_fun, body_fun, init_val):
         eager = super().while_loop
         if loops.capturing():
-            return loops.nested(cond_fun, body_fun, init_val)
-        after = loops.loop_after()
-        if after == 0 or _jit_mode() != "inductor" or loops.inactive():
+            return loop_calls.nested_while(cond_fun, body_fun, init_val)
+        if not self._compiles_loops():
             return eager(cond_fun, body_fun, init_val)
-        return loops.run_compiled(cond_fun, body_fun, init_val, after, eager)
+        return loops.run_compiled(cond_fun, body_fun, init_val, loops.loop_after(), eager)
+
+    def cond(self, pred, true_fun, false_fun, *operands):
+        if loops.capturing() and isinstance(pred, torch.Tensor):
+            return loop_calls.nested_cond(pred, true_fun, false_fun, operands)
+        return super().cond(pred, true_fun, false_fun, *operands)
 
     def scan(self, f, init, xs=None, length=None, reverse=False):
         if xs is None and length is None:
             raise ValueError("ops.scan: pass xs or length.")
-        if loops.loop_tracing() and scans.scan_op_enabled():
-            try:
-                return scans.traced_scan(f, init, xs, length, reverse)
-            except Exception as e:    # noqa: BLE001 - a body torch's scan cannot take: unroll
-                loops._debug("scan unrolled", e)
+        if loops.loop_tracing():
+            if scans.scan_op_enabled():
+                try:
+                    return scans.traced_scan(f, init, xs, length, reverse)
+                except Exception as e:  # noqa: BLE001 - a body torch's scan cannot take: unroll
+                    loops._debug("scan unrolled", e)
+        elif xs is not None and not reverse and self._compiles_loops():
+            return loops.run_scan(f, init, xs, loops.loop_after(), super().scan)
         return super().scan(f, init, xs, length, reverse)
+
+    @staticmethod
+    def _compiles_loops() -> bool:
+        return loops.loop_after() != 0 and _jit_mode() == "inductor" and not loops.inactive()

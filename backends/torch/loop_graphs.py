@@ -82,27 +82,34 @@ def constants_to_inputs(gm):
 
 
 def lift_constants(gm):
-    """Turn the tensor constants of the subgraphs of the loops and scans (an ``arange`` of the
-    tree levels, a literal) into extra inputs of the loop or scan: AOTAutograd's
-    functionalization of a subgraph cannot take constants, the top graph can."""
-    for loop in [n for n in gm.graph.nodes if n.target in _SUBGRAPHS]:
-        _lift_loop(gm, loop)
+    """Turn the tensor constants of the subgraphs of the loops, scans and conditions (an
+    ``arange`` of the tree levels, a literal) into extra inputs of theirs: AOTAutograd's
+    functionalization of a subgraph cannot take constants, the top graph can. In place; ``gm``
+    recompiled once (with its subgraphs) at the end."""
+    _lift_all(gm)
     gm.recompile()
     return gm
 
 
+def _lift_all(gm):
+    for loop in [n for n in gm.graph.nodes if n.target in _SUBGRAPHS]:
+        _lift_loop(gm, loop)
+
+
 _names = iter(range(1 << 62))
-#: the operators whose subgraphs (their first arguments) get the lifted constants as extra inputs
-#: (the fourth argument of both: a loop's ``additional_inputs``, a scan's)
-_SUBGRAPHS = {torch.ops.higher_order.while_loop: 2, torch.ops.higher_order.scan: 1}
+#: the operators whose subgraphs (these arguments) get the lifted constants as extra inputs
+#: (the fourth argument of each: a loop's ``additional_inputs``, a scan's, a condition's operands)
+_SUBGRAPHS = {torch.ops.higher_order.while_loop: slice(0, 2),
+              torch.ops.higher_order.scan: slice(0, 1),
+              torch.ops.higher_order.cond: slice(1, 3)}
 
 
 def _lift_loop(gm, loop):
     import operator
 
-    subs = [operator.attrgetter(a.target)(gm) for a in loop.args[:_SUBGRAPHS[loop.target]]]
+    subs = [operator.attrgetter(a.target)(gm) for a in loop.args[_SUBGRAPHS[loop.target]]]
     for sub in subs:          # nested loops first: their constants become the sub's own
-        lift_constants(sub)
+        _lift_all(sub)
     values, found = [], []
     for sub in subs:
         for node in sub.graph.nodes:
@@ -130,7 +137,6 @@ def _lift_loop(gm, loop):
                 sub.graph.erase_node(node)
                 if "." not in node.target and hasattr(sub, node.target):
                     delattr(sub, node.target)   # the top graph passes it (no pickled copy)
-        sub.recompile()
     tops = []
     with gm.graph.inserting_before(loop):
         for v in values:
@@ -158,7 +164,8 @@ def compile_graph(gm, tensors):
     # subgraph may close over Python state, which a traced one cannot
     config.unsafe_marked_cacheable_functions = {
         **config.unsafe_marked_cacheable_functions,
-        "torch.ops.higher_order.while_loop": "ppl", "torch.ops.higher_order.scan": "ppl"}
+        "torch.ops.higher_order.while_loop": "ppl", "torch.ops.higher_order.scan": "ppl",
+        "torch.ops.higher_order.cond": "ppl"}
     # fake inputs with a shape environment, as TorchDynamo would pass (without one inductor
     # bypasses its cache); distinct ones: the same tensor passed twice would be one fake
     # tensor, and the loop operator rejects inputs that alias. Made empty in fake mode, not

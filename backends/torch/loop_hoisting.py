@@ -24,20 +24,41 @@ import torch
 __all__ = ["hoist_invariants"]
 
 _LOOP = torch.ops.higher_order.while_loop
+#: other operators with subgraphs (where their subgraph arguments are)
+_OTHERS = {torch.ops.higher_order.scan: slice(0, 1), torch.ops.higher_order.cond: slice(1, 3)}
 #: elements computed by the hoistable work of one iteration below which a loop is left as is
 _MIN_WORK = 1 << 15
 
 
 def hoist_invariants(gm: torch.fx.GraphModule) -> torch.fx.GraphModule:
-    """Hoist the loop-invariant work of every ``while_loop`` in ``gm`` (recursively)."""
+    """Hoist the loop-invariant work of every ``while_loop`` in ``gm`` (recursively, also in
+    the subgraphs of scans and conditions: each hoisted into the graph around it), in place;
+    ``gm`` recompiled once at the end (a recompile regenerates every subgraph's code, so one
+    per nested graph grows with the square of the nesting)."""
+    _hoist_all(gm)
+    gm.recompile()
+    return gm
+
+
+def _hoist_all(gm):
+    for node in [n for n in gm.graph.nodes if n.target in _OTHERS]:
+        for arg in node.args[_OTHERS[node.target]]:
+            _hoist_all(operator.attrgetter(arg.target)(gm))
     for loop in [n for n in gm.graph.nodes if n.target is _LOOP]:
         cond_gm = operator.attrgetter(loop.args[0].target)(gm)
         body_gm = operator.attrgetter(loop.args[1].target)(gm)
-        hoist_invariants(body_gm)
+        _hoist_all(body_gm)
         _hoist(gm, loop, cond_gm, body_gm)
-    gm.graph.eliminate_dead_code()
-    gm.recompile()
-    return gm
+    dead_code_out(gm.graph)
+
+
+def dead_code_out(graph: torch.fx.Graph) -> None:
+    """Erase the nodes of ``graph`` (not of its subgraphs) whose values nobody uses and that
+    have no side effects; nothing recompiled (``Graph.eliminate_dead_code`` recompiles every
+    subgraph)."""
+    for node in reversed(graph.nodes):
+        if not node.users and not node.is_impure():
+            graph.erase_node(node)
 
 
 def _aten(node):
@@ -109,6 +130,4 @@ def _hoist(gm, loop, cond_gm, body_gm):
         h.replace_all_uses_with(last, delete_user_cb=lambda u: u not in invariant)
     loop.args = (*loop.args[:3], tuple(loop.args[3]) + tuple(env[h] for h in needed),
                  *loop.args[4:])
-    body_gm.graph.eliminate_dead_code()
-    body_gm.recompile()
-    cond_gm.recompile()
+    dead_code_out(body_gm.graph)

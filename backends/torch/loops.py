@@ -35,11 +35,12 @@ import torch
 from ppl.backends import tree
 from ppl.backends.torch import closures
 from ppl.backends.torch import compile_worker as worker
+from ppl.backends.torch import loop_calls as calls
 from ppl.backends.torch import loop_graphs as graphs
 from ppl.backends.torch import tracing as _tracing
 from ppl.backends.torch.loop_hoisting import hoist_invariants
 
-__all__ = ["run_compiled", "loop_after", "inactive"]
+__all__ = ["run_compiled", "run_scan", "loop_after", "inactive"]
 
 _MAX_LOOPS = 32           # loops kept per process, the least recently used dropped first
 _MAX_NODES = 8000         # nodes of a traced loop compiled at most (a NUTS transition: ~1000)
@@ -56,12 +57,14 @@ class _Entry:
     """A loop's calls, compiled graph (or ``None``), key objects, failure, worker job."""
 
     __slots__ = ("calls", "graph", "objects", "failed", "pending", "consts", "candidate",
-                 "misses", "digest")
+                 "misses", "digest", "out_def", "kind")
 
-    def __init__(self, objects, digest):
+    def __init__(self, objects, digest, kind):
+        self.kind = kind
         self.calls, self.graph, self.objects, self.failed, self.pending = 0, None, objects, \
             False, None
         self.consts, self.candidate, self.misses, self.digest = [], None, 0, digest
+        self.out_def = None       # how the graph's flat outputs make the call's result
 
 
 _cache: dict = {}
@@ -69,35 +72,14 @@ _lock = threading.RLock()
 _local = threading.local()      # capturing: a loop trace runs; running: eager loops entered
 
 
-def _wrappers(cond_fun, body_fun, cells, n, treedef):
-    """``cond(*carry, *extra)`` and ``body(*carry, *extra)`` for the loop operator: the
-    closures' tensors are the extra inputs, put into their cells while the functions run."""
-
-    def cond(*xs):
-        with closures.cells_set(cells, xs[n:]):
-            pred = cond_fun(tree.unflatten(treedef, list(xs[:n])))
-        return torch.as_tensor(pred).to(torch.bool).reshape(()).clone()
-
-    def body(*xs):
-        with closures.cells_set(cells, xs[n:]):
-            out, out_def = tree.flatten(body_fun(tree.unflatten(treedef, list(xs[:n]))))
-        if out_def != treedef:
-            raise TypeError("while_loop: the body changed the carry's structure")
-        return graphs.fresh(out, xs[:n])
-
-    return cond, body
-
-
-def _trace(cond_fun, body_fun, w: closures.Walk, leaves, treedef):
+def _trace(call, w: closures.Walk):
+    """The graph of ``call`` (a :class:`~.loop_calls.WhileCall` or
+    :class:`~.loop_calls.ScanCall`) with its closures' tensors ``w`` as extra inputs, and the
+    tensors its constants became (inputs too)."""
     from torch.fx.experimental.proxy_tensor import make_fx
 
-    n = len(leaves)
-    cond, body = _wrappers(cond_fun, body_fun, w.cells, n, treedef)
-
-    def top(*xs):
-        return torch.ops.higher_order.while_loop(cond, body, tuple(xs[:n]), tuple(xs[n:]))
-
-    inputs = [t.clone(memory_format=torch.contiguous_format) for t in leaves + w.tensors]
+    top = call.top(w.cells)
+    inputs = [t.clone(memory_format=torch.contiguous_format) for t in call.leaves + w.tensors]
     _tracing._state.tracing = True
     _local.capturing = True
     try:
@@ -121,34 +103,6 @@ def capturing() -> bool:
         torch._C._are_functorch_transforms_active()
 
 
-def _distinct(values, others=()):
-    """``values`` as tensors of the running trace sharing no memory with each other or with
-    ``others`` (a loop operator rejects inputs that alias)."""
-    out = list(others)
-    for v in values:
-        shared = any(v is o or torch._C._is_alias_of(v, o) for o in out)
-        out.append(v.clone() if shared else torch.ops.aten.alias.default(v))
-    return out[len(others):]
-
-
-def nested(cond_fun, body_fun, init_val):
-    """``while_loop`` in a loop being traced: torch's loop operator, closures' tensors as inputs."""
-    leaves, treedef = tree.flatten(init_val)
-    if not (isinstance(cond_fun, types.FunctionType) and isinstance(body_fun, types.FunctionType)
-            and leaves and all(isinstance(x, torch.Tensor) for x in leaves)):
-        raise closures.Skip
-    w = closures.Walk(traced=True)
-    seen: set = set()
-    closures.walk(cond_fun, w, seen)
-    closures.walk(body_fun, w, seen)
-    n = len(leaves)
-    cond, body = _wrappers(cond_fun, body_fun, w.cells, n, treedef)
-    carried = _distinct([x.contiguous() for x in leaves])
-    extra = _distinct(w.tensors, carried)
-    out = torch.ops.higher_order.while_loop(cond, body, tuple(carried), tuple(extra))
-    return tree.unflatten(treedef, list(out))
-
-
 def inactive() -> bool:
     """Whether loops cannot be captured here: inside a ``jit`` trace or a ``torch.func``
     transform, or off the main thread (tracing swaps the tensors in a closure's cells for a
@@ -161,31 +115,45 @@ def run_compiled(cond_fun, body_fun, init_val, after: int, eager):
     """``while_loop(cond_fun, body_fun, init_val)`` through its compiled graph once the loop
     has been called ``after`` times; ``eager(cond_fun, body_fun, init_val)`` before that and
     for loops that are not captured."""
-    if not (isinstance(cond_fun, types.FunctionType)
-            and isinstance(body_fun, types.FunctionType)):
-        return eager(cond_fun, body_fun, init_val)
-    leaves, treedef = tree.flatten(init_val)
+    return _run(calls.WhileCall(cond_fun, body_fun, init_val, eager), after)
+
+
+def run_scan(f, init, xs, after: int, eager):
+    """``scan(f, init, xs)`` (called outside any trace) through its compiled graph once it
+    has been called ``after`` times (at its first call if one like it was compiled before);
+    ``eager(f, init, xs)`` before that and for scans that are not captured. A graph not in
+    inductor's cache compiles in the worker (a chunk of NUTS iterations: ~1 min), while the
+    loops the scan calls compile on their own, as without it (see the module docstring)."""
+    return _run(calls.ScanCall(f, init, xs, eager), after)
+
+
+def _run(call, after: int):
+    if not all(isinstance(f, types.FunctionType) for f in call.functions):
+        return call.eager()
+    leaves = call.leaves
     if not leaves or not all(type(x) is torch.Tensor and not x.requires_grad for x in leaves):
-        return eager(cond_fun, body_fun, init_val)
+        return call.eager()
     w = closures.Walk()
     try:
-        seen: set = set()
-        closures.walk(cond_fun, w, seen)
-        closures.walk(body_fun, w, seen)
+        seen: dict = {}
+        for f in call.functions:
+            closures.walk(f, w, seen)
     except closures.Skip:
-        return eager(cond_fun, body_fun, init_val)
+        return call.eager()
     if any(t.requires_grad for t in w.tensors):
-        return eager(cond_fun, body_fun, init_val)
-    key = (tuple(w.key), treedef, tuple((x.shape, x.dtype, x.device) for x in leaves))
+        return call.eager()
+    key = (tuple(w.key), (call.kind, call.treedef),
+           tuple((x.shape, x.dtype, x.device) for x in leaves))
     try:
         entry = _cache.pop(key, None)
     except Exception:         # noqa: BLE001 - an unhashable static value, or a value object
-        return eager(cond_fun, body_fun, init_val)      # whose equality fails (tensor fields)
+        return call.eager()   # whose equality fails (tensor fields)
     if entry is not None:
         _cache[key] = entry   # the most recently used last (the oldest is dropped first)
     else:
         with _lock:
-            entry = _cache.setdefault(key, _Entry(w.objects, closures.stable_digest(key)))
+            entry = _cache.setdefault(key, _Entry(w.objects, closures.stable_digest(key),
+                                                  call.kind))
             if worker.hot_before(entry.digest):   # compiled before: at this call
                 entry.calls = max(after - 1, entry.calls)
             _tracing.loop_counting[0] = True    # pieces wait with upgrades (tracing.py)
@@ -193,22 +161,24 @@ def run_compiled(cond_fun, body_fun, init_val, after: int, eager):
                 del _cache[next(iter(_cache))]
     if entry.graph is None:
         entry.calls += 1
-        # an enclosing loop that may still compile takes this one in: wait for it
+        # an enclosing loop that may still compile takes this one in: wait for it (not for
+        # a scan: a chunk of sampler iterations compiles for long, in the worker when cold)
         outer = getattr(_local, "running", ())
-        if entry.failed or entry.calls < after or any(not e.failed for e in outer):
-            return _eager_in(entry, eager, cond_fun, body_fun, init_val)
+        if entry.failed or entry.calls < after or \
+                any(not e.failed and e.kind == "while_loop" for e in outer):
+            return _eager_in(entry, call)
         with _lock:
             if entry.pending is not None:
                 if entry.calls % 8 == 0:
-                    _poll(entry, cond_fun, body_fun, w, leaves, eager, init_val)
+                    _poll(entry, call, w)
             elif entry.candidate is not None:
                 graph, key, entry.candidate = *entry.candidate, None
-                _take(entry, graph, key, eager, cond_fun, body_fun, init_val,
+                _take(entry, graph, key, call,
                       [t.contiguous() for t in leaves + w.tensors] + entry.consts)
             elif entry.graph is None and not entry.failed:
-                _build(entry, cond_fun, body_fun, w, leaves, treedef, eager, init_val)
+                _build(entry, call, w)
         if entry.graph is None:
-            return _eager_in(entry, eager, cond_fun, body_fun, init_val)
+            return _eager_in(entry, call)
     inputs = [t if t.is_contiguous() else t.contiguous() for t in leaves + w.tensors]
     inputs += entry.consts
     try:
@@ -216,8 +186,8 @@ def run_compiled(cond_fun, body_fun, init_val, after: int, eager):
     except Exception as e:    # the compiled graph failed where tracing worked: stay eager
         _debug("compiled loop failed", e)
         entry.graph, entry.failed = None, True
-        return eager(cond_fun, body_fun, init_val)
-    return tree.unflatten(treedef, list(out))
+        return call.eager()
+    return call.result(entry.out_def, list(out))
 
 
 def _debug(*what):
@@ -226,45 +196,52 @@ def _debug(*what):
         print("ppl torch loops:", *what, file=sys.stderr)
 
 
-def _eager_in(entry, eager, cond_fun, body_fun, init_val):
-    """The eager loop, with ``entry`` on the stack of loops entered (see ``run_compiled``)."""
+def _eager_in(entry, call):
+    """The eager call, with ``entry`` on the stack of loops entered (see ``_run``)."""
     outer = getattr(_local, "running", ())
     _local.running = outer + (entry,)
     try:
-        return eager(cond_fun, body_fun, init_val)
+        return call.eager()
     finally:
         _local.running = outer
 
 
-def _use_worker() -> bool:
-    return os.environ.get("PPL_TORCH_LOOP_WORKER", "0") == "1"
+def _elsewhere(call) -> bool:
+    """Whether ``call``'s graph, not in inductor's cache, compiles in the worker
+    (``PPL_TORCH_LOOP_WORKER``: ``scan``, the default, for top-level scans; ``1`` every graph;
+    ``0`` none: here, now)."""
+    mode = os.environ.get("PPL_TORCH_LOOP_WORKER", "scan")
+    return mode == "1" or (mode == "scan" and call.kind == "scan")
 
 
-def _build(entry, cond_fun, body_fun, w, leaves, treedef, eager, init_val):
-    """Trace the loop; compile it here (in inductor's cache, no worker) or in the worker."""
+def _build(entry, call, w):
+    """Trace the call; compile it here (in inductor's cache, no worker) or in the worker."""
     t0 = time.perf_counter()
     try:
-        gm, consts = _trace(cond_fun, body_fun, w, leaves, treedef)
+        gm, consts = _trace(call, w)
+        entry.out_def = call.out_def()
         size = sum(len(m.graph.nodes) for m in gm.modules()
                    if isinstance(m, torch.fx.GraphModule))
         if size > _MAX_NODES:   # an unrolled Python loop inside (a model's scan): too long
             raise closures.Skip(f"{size} nodes")
-        gm = worker.portable(worker.prepare(gm))
+        gm = worker.prepare(gm)
+        elsewhere = _elsewhere(call)
+        if elsewhere:         # the form the worker compiles (one cache entry for both)
+            gm = worker.portable(gm)
         entry.consts = [c.contiguous() for c in consts]
-        inputs = [t.contiguous() for t in leaves + w.tensors] + entry.consts
+        inputs = [t.contiguous() for t in call.leaves + w.tensors] + entry.consts
         key = worker.graph_key(gm, inputs, entry.consts)
         if worker.failed_before(key):
             entry.failed = True
-        elif worker.compiled_before(key) or not _use_worker():
+        elif worker.compiled_before(key) or not elsewhere:
             _tracing.loop_captured[0] = True
-            _take(entry, graphs.compile_graph(gm, inputs), key, eager, cond_fun, body_fun, init_val,
-                  inputs)
+            _take(entry, graphs.compile_graph(gm, inputs), key, call, inputs)
         else:
-            worker.compile_elsewhere(key, gm, inputs)
+            worker.compile_elsewhere(key, gm, inputs, hot=entry.digest)
             entry.pending = (key, gm, time.perf_counter())
             _tracing.loop_captured[0] = True   # its pieces' upgrades would compete with it
     except Exception as e:    # not traceable or not compilable: stay eager
-        _debug("loop not captured", e)
+        _debug("loop not captured", type(e).__name__, e)
         entry.failed = True
     finally:
         _tracing._compile_seconds[0] += time.perf_counter() - t0
@@ -272,7 +249,7 @@ def _build(entry, cond_fun, body_fun, w, leaves, treedef, eager, init_val):
             _recount()
 
 
-def _poll(entry, cond_fun, body_fun, w, leaves, eager, init_val):
+def _poll(entry, call, w):
     """Take the worker's code in once it is in inductor's cache."""
     key, gm, _ = entry.pending
     if worker.failed_before(key):
@@ -282,9 +259,8 @@ def _poll(entry, cond_fun, body_fun, w, leaves, eager, init_val):
         entry.pending = None
         t0 = time.perf_counter()
         try:
-            inputs = [t.contiguous() for t in leaves + w.tensors] + entry.consts
-            _take(entry, graphs.compile_graph(gm, inputs), key, eager, cond_fun, body_fun, init_val,
-                  inputs)
+            inputs = [t.contiguous() for t in call.leaves + w.tensors] + entry.consts
+            _take(entry, graphs.compile_graph(gm, inputs), key, call, inputs)
         except Exception as e:
             _debug("compiled loop not loaded", e)
             entry.failed = True
@@ -293,13 +269,15 @@ def _poll(entry, cond_fun, body_fun, w, leaves, eager, init_val):
             _tracing._compile_seconds[0] += time.perf_counter() - t0
 
 
-def _take(entry, graph, key, eager, cond_fun, body_fun, init_val, inputs):
-    """Use ``graph`` if it reproduces the eager loop on these inputs."""
-    want = tree.leaves(_eager_in(entry, eager, cond_fun, body_fun, init_val))
-    if graphs.mostly_same(list(graph(*inputs)), want):
+def _take(entry, graph, key, call, inputs):
+    """Use ``graph`` if it reproduces the eager call on these inputs (or did so before: the
+    same code, from inductor's cache)."""
+    if worker.checked_before(key) or graphs.mostly_same(list(graph(*inputs)),
+                                                        tree.leaves(_eager_in(entry, call))):
         entry.graph = graph
         _tracing.loop_captured[0] = True
         worker.mark_compiled(key)
+        worker.mark_checked(key)
         worker.mark_hot(entry.digest)
     else:
         # a float32 sampler loop can diverge from the eager one by rounding (a multinomial draw

@@ -39,7 +39,7 @@ from ppl.backends.torch import closures
 from ppl.backends.torch import loop_graphs as graphs
 from ppl.backends.torch import tracing as _tracing
 
-__all__ = ["scan_op_enabled", "traced_scan"]
+__all__ = ["scan_op_enabled", "traced_scan", "Body"]
 
 
 def scan_op_enabled() -> bool:
@@ -51,7 +51,7 @@ def scan_op_enabled() -> bool:
     return mode == "op"
 
 
-class _Body:
+class Body:
     """The user's ``f(carry, x) -> (carry, y)`` over flat tensors:
     ``(*carry, *x, *consts) -> (*carry, *y)``, the closure tensors ``consts`` set into their
     cells while it runs (``xs_def`` ``None``: ``f`` gets ``x = None`` and the operator's dummy
@@ -253,9 +253,9 @@ def _scan(f, init, xs, length):
     if not init_leaves or not all(isinstance(v, torch.Tensor) for v in leaves):
         raise closures.Skip("ops.scan: a carry or xs that is not all tensors")
     w = closures.Walk(traced=True)
-    closures.walk(f, w, set())
+    closures.walk(f, w, {})
     init_leaves = [v.contiguous() for v in init_leaves]
-    body = _Body(f, w.cells, carry_def, None if xs is None else xs_def, init_leaves,
+    body = Body(f, w.cells, carry_def, None if xs is None else xs_def, init_leaves,
                  len(xs_leaves))
     if xs is None:      # the operator needs something to scan: a dummy the body drops
         xs_leaves = [torch.zeros((length,), dtype=torch.int64)]
