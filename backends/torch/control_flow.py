@@ -7,7 +7,10 @@ One exception: an eager ``while_loop`` called many times with closures of the sa
 leaves of a NUTS trajectory doubling) is traced once into torch's loop operator and compiled
 by inductor (:mod:`ppl.backends.torch.loops`; ``PPL_TORCH_LOOP_AFTER`` calls, 0 turns it off).
 A ``scan`` traced inside such a loop becomes torch's scan operator instead of one copy of its
-body per step (:mod:`ppl.backends.torch.scans`; a body it cannot take is unrolled as before).
+body per step (:mod:`ppl.backends.torch.scans`; a body it cannot take is unrolled as before); a
+``scan`` called often outside any trace (the MCMC driver's chunk of iterations) is compiled
+whole, and a ``cond`` on a traced predicate in either becomes torch's condition operator
+(:mod:`ppl.backends.torch.loop_calls`).
 """
 
 from __future__ import annotations

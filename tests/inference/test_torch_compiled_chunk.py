@@ -9,21 +9,13 @@ The rest of the suite runs with loop compilation off (``tests/conftest.py``)."""
 
 import numpy as np
 import pytest
+from test_torch_loops import _compile_at_once  # noqa: F401  (autouse: loops compile at once)
 
 import ppl
 from ppl import ops
 from ppl import random as prandom
 
 pytestmark = [pytest.mark.backends("torch"), pytest.mark.dtypes("float64")]
-
-
-@pytest.fixture(autouse=True)
-def _compile_at_once(monkeypatch):
-    from ppl.backends.torch import loops
-    monkeypatch.setenv("PPL_TORCH_LOOP_AFTER", "1")
-    monkeypatch.setenv("PPL_TORCH_LOOP_WORKER", "0")     # compile here, now
-    monkeypatch.setenv("PPL_TORCH_JIT", "inductor")
-    monkeypatch.setattr(loops, "_cache", {})
 
 
 def _compiled(kind):
