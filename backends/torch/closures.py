@@ -27,7 +27,7 @@ import torch
 from ppl.backends import tree
 from ppl.backends.torch import tracing as _tracing
 
-__all__ = ["Walk", "walk", "cells_set", "Skip", "stable_digest"]
+__all__ = ["Walk", "walk", "walk_functions", "cells_set", "Skip", "stable_digest"]
 
 _SCALARS = (int, float, bool, str, bytes, type(None), torch.dtype, torch.device)
 _MAX_ITEMS = 400          # closure items walked before giving up (stay eager)
@@ -65,6 +65,17 @@ def walk(fn, w: Walk, seen: dict):
             w.key.append(("empty",))
             continue
         _value(v, w, seen, cell)
+
+
+def walk_functions(functions, traced: bool = False) -> Walk:
+    """The :class:`Walk` of the closures of ``functions`` (Python functions, else
+    :class:`Skip`), in one walk: a function two of them reach is described once."""
+    if not all(isinstance(f, types.FunctionType) for f in functions):
+        raise Skip("not a Python function")
+    w, seen = Walk(traced), {}
+    for f in functions:
+        walk(f, w, seen)
+    return w
 
 
 def _value(v, w: Walk, seen: dict, cell):

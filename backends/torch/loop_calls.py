@@ -19,8 +19,6 @@ operators take explicit inputs only.
 
 from __future__ import annotations
 
-import types
-
 import torch
 
 from ppl.backends import tree
@@ -128,22 +126,12 @@ def _distinct(values, others=()):
     return out[len(others):]
 
 
-def _walked(*functions) -> closures.Walk:
-    if not all(isinstance(f, types.FunctionType) for f in functions):
-        raise closures.Skip
-    w = closures.Walk(traced=True)
-    seen: dict = {}
-    for f in functions:
-        closures.walk(f, w, seen)
-    return w
-
-
 def nested_while(cond_fun, body_fun, init_val):
     """``while_loop`` in a graph being traced: torch's loop operator."""
     leaves, treedef = tree.flatten(init_val)
     if not leaves or not all(isinstance(x, torch.Tensor) for x in leaves):
         raise closures.Skip
-    w = _walked(cond_fun, body_fun)
+    w = closures.walk_functions((cond_fun, body_fun), traced=True)
     n = len(leaves)
     cond, body = _wrappers(cond_fun, body_fun, w.cells, n, treedef)
     carried = _distinct([x.contiguous() for x in leaves])
@@ -159,7 +147,7 @@ def nested_cond(pred, true_fun, false_fun, operands):
     leaves, treedef = tree.flatten(operands)
     if not all(isinstance(x, torch.Tensor) for x in leaves):
         raise closures.Skip
-    w = _walked(true_fun, false_fun)
+    w = closures.walk_functions((true_fun, false_fun), traced=True)
     n = len(leaves)
     out_defs = []
 

@@ -37,7 +37,6 @@ from __future__ import annotations
 import os
 import threading
 import time
-import types
 import warnings
 
 import torch
@@ -138,16 +137,11 @@ def run_scan(f, init, xs, after: int, eager):
 
 
 def _run(call, after: int):
-    if not all(isinstance(f, types.FunctionType) for f in call.functions):
-        return call.eager()
     leaves = call.leaves
     if not leaves or not all(type(x) is torch.Tensor and not x.requires_grad for x in leaves):
         return call.eager()
-    w = closures.Walk()
     try:
-        seen: dict = {}
-        for f in call.functions:
-            closures.walk(f, w, seen)
+        w = closures.walk_functions(call.functions)
     except closures.Skip:
         return call.eager()
     if any(t.requires_grad for t in w.tensors):
@@ -183,21 +177,23 @@ def _run(call, after: int):
                     _poll(entry, call, w)
             elif entry.candidate is not None:
                 graph, key, entry.candidate = *entry.candidate, None
-                _take(entry, graph, key, call,
-                      [t.contiguous() for t in leaves + w.tensors] + entry.consts)
+                _take(entry, graph, key, call, _inputs(call, w, entry))
             elif entry.graph is None and not entry.failed:
                 _build(entry, call, w)
         if entry.graph is None:
             return _eager_in(entry, call)
-    inputs = [t if t.is_contiguous() else t.contiguous() for t in leaves + w.tensors]
-    inputs += entry.consts
     try:
-        out = entry.graph(*inputs)
+        out = entry.graph(*_inputs(call, w, entry))
     except Exception as e:    # the compiled graph failed where tracing worked: stay eager
         _debug("compiled loop failed", e)
         entry.graph, entry.failed = None, True
         return call.eager()
     return call.result(entry.out_def, list(out))
+
+
+def _inputs(call, w, entry) -> list:
+    """The compiled graph's inputs: the call's tensors, its closures', its constants."""
+    return [t.contiguous() for t in call.leaves + w.tensors] + entry.consts
 
 
 def _debug(*what):
@@ -239,7 +235,7 @@ def _build(entry, call, w):
         if elsewhere:         # the form the worker compiles (one cache entry for both)
             gm = worker.portable(gm)
         entry.consts = [c.contiguous() for c in consts]
-        inputs = [t.contiguous() for t in call.leaves + w.tensors] + entry.consts
+        inputs = _inputs(call, w, entry)
         key = worker.graph_key(gm, inputs, entry.consts)
         if worker.failed_before(key):
             entry.failed = True
@@ -269,7 +265,7 @@ def _poll(entry, call, w):
         entry.pending = None
         t0 = time.perf_counter()
         try:
-            inputs = [t.contiguous() for t in call.leaves + w.tensors] + entry.consts
+            inputs = _inputs(call, w, entry)
             _take(entry, graphs.compile_graph(gm, inputs), key, call, inputs)
         except Exception as e:
             _debug("compiled loop not loaded", e)
@@ -282,12 +278,13 @@ def _poll(entry, call, w):
 def _take(entry, graph, key, call, inputs):
     """Use ``graph`` if it reproduces the eager call on these inputs (or did so before: the
     same code, from inductor's cache)."""
-    if worker.checked_before(key) or graphs.mostly_same(list(graph(*inputs)),
-                                                        tree.leaves(_eager_in(entry, call))):
+    checked = worker.checked_before(key)
+    if checked or graphs.mostly_same(list(graph(*inputs)), tree.leaves(_eager_in(entry, call))):
         entry.graph = graph
         _tracing.loop_captured[0] = True
-        worker.mark_compiled(key)
-        worker.mark_checked(key)
+        if not checked:
+            worker.mark_compiled(key)
+            worker.mark_checked(key)
         worker.mark_hot(entry.digest)
     else:
         # a float32 sampler loop can diverge from the eager one by rounding (a multinomial draw

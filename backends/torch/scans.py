@@ -252,8 +252,7 @@ def _scan(f, init, xs, length):
     leaves = init_leaves + xs_leaves
     if not init_leaves or not all(isinstance(v, torch.Tensor) for v in leaves):
         raise closures.Skip("ops.scan: a carry or xs that is not all tensors")
-    w = closures.Walk(traced=True)
-    closures.walk(f, w, {})
+    w = closures.walk_functions((f,), traced=True)
     init_leaves = [v.contiguous() for v in init_leaves]
     body = Body(f, w.cells, carry_def, None if xs is None else xs_def, init_leaves,
                  len(xs_leaves))
