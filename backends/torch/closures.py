@@ -4,8 +4,10 @@ A compiled loop is reused for later calls with *new* closures of the same code (
 transition, each ``MCMC.run``, builds its functions anew). :func:`walk` describes a function's
 closure, recursively, as a hashable key and a list of tensors:
 
-* tensors, and pytrees of tensors, in closure cells become inputs of the loop's graph (set into
-  their cells while it is traced, :func:`cells_set`): their shapes and dtypes are in the key;
+* tensors in closure cells, and the tensors of containers in them, become inputs of the loop's
+  graph (set into their cells while it is traced, :func:`cells_set`): their shapes and dtypes
+  are in the key; a container's other leaves (a model's ``N`` beside its data) are walked like
+  any value;
 * Python numbers, strings, dtypes, and objects whose class defines equality by value and hashes
   (a parameter layout) are in the key by value, as ``jax.jit`` treats static arguments;
 * functions are walked (their code is in the key), and so is the Python function of a
@@ -99,10 +101,17 @@ def _value(v, w: Walk, seen: dict, cell):
         walk(v.fun, w, seen)
     elif isinstance(v, tuple | list | dict):
         leaves, treedef = tree.flatten(v)
-        if cell is not None and leaves and all(w.is_tensor(x) for x in leaves):
-            w.cells.append((cell, (treedef, len(leaves))))
-            w.tensors.extend(leaves)
-            w.key.append(("tree", treedef, tuple((x.shape, x.dtype) for x in leaves)))
+        is_tensor = tuple(w.is_tensor(x) for x in leaves)
+        if cell is not None and any(is_tensor):
+            # the tensors become inputs; the other leaves (the model's ``N`` beside its data
+            # arrays) are walked like any value, after the tensors (the order of the inputs)
+            w.cells.append((cell, (treedef, [None if t else x for x, t in zip(leaves, is_tensor)])))
+            tensors = [x for x, t in zip(leaves, is_tensor) if t]
+            w.tensors.extend(tensors)
+            w.key.append(("tree", treedef, is_tensor, tuple((x.shape, x.dtype) for x in tensors)))
+            for x, t in zip(leaves, is_tensor):
+                if not t:
+                    _value(x, w, seen, None)
         elif not any(isinstance(x, torch.Tensor) for x in leaves):
             w.key.append(("static", treedef))     # functions and numbers (a ``Metric``)
             for x in leaves:
@@ -146,10 +155,16 @@ def cells_set(cells, values):
             if spec is None:
                 cell.cell_contents = values[i]
                 i += 1
-            else:
-                treedef, n = spec
-                cell.cell_contents = tree.unflatten(treedef, list(values[i:i + n]))
-                i += n
+            else:             # a container: its tensors from ``values``, its other leaves kept
+                treedef, leaves = spec
+                full = []
+                for x in leaves:
+                    if x is None:
+                        full.append(values[i])
+                        i += 1
+                    else:
+                        full.append(x)
+                cell.cell_contents = tree.unflatten(treedef, full)
         yield
     finally:
         for cell, old in reversed(saved):

@@ -47,6 +47,7 @@ from ppl.backends.torch import compile_worker as worker
 from ppl.backends.torch import loop_calls as calls
 from ppl.backends.torch import loop_graphs as graphs
 from ppl.backends.torch import tracing as _tracing
+from ppl.backends.torch.decompositions import DECOMPOSITIONS
 from ppl.backends.torch.loop_hoisting import hoist_invariants
 
 __all__ = ["run_compiled", "run_scan", "loop_after", "inactive"]
@@ -95,7 +96,8 @@ def _trace(call, w: closures.Walk):
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             return graphs.constants_to_inputs(hoist_invariants(graphs.lift_constants(
-                make_fx(top, tracing_mode="fake", _allow_non_fake_inputs=True)(*inputs))))
+                make_fx(top, decomposition_table=DECOMPOSITIONS, tracing_mode="fake",
+                        _allow_non_fake_inputs=True)(*inputs))))
     finally:
         _tracing._state.tracing = False
         _local.capturing = False

@@ -45,6 +45,7 @@ from collections import OrderedDict
 import torch
 
 from ppl.backends import tree
+from ppl.backends.torch.decompositions import DECOMPOSITIONS
 
 _state = threading.local()
 #: tensor constants of a traced graph this large (bytes) become its inputs (see the docstring)
@@ -178,8 +179,8 @@ class TracedFunction:
         try:
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")
-                gm = make_fx(flat_fun, tracing_mode="fake", _allow_non_fake_inputs=True)(
-                    *copies)
+                gm = make_fx(flat_fun, decomposition_table=DECOMPOSITIONS, tracing_mode="fake",
+                             _allow_non_fake_inputs=True)(*copies)
                 gm, consts = constants_to_inputs(gm, _INPUT_BYTES)
                 entry = _Compiled(gm, flat_fun, consts)
                 graph = _script(gm, tensors + consts) \

@@ -93,6 +93,30 @@ def test_new_pieces_of_the_same_code_reuse_the_graph(backend):
     assert len(loops._cache) == 2
 
 
+def test_data_beside_numbers_are_inputs(backend):
+    """A closure holding a container of tensors and Python numbers (a model's data:
+    ``{"N": 5, "y": array}``), new at every call as every ``MCMC.run`` passes its data: the
+    tensors are graph inputs and the numbers part of the loop's key, so equal numbers reuse
+    the graph (before, such a container was keyed by identity: a new graph per call) and every
+    result is that call's root."""
+    from ppl.backends.torch import loops
+
+    def root(data):
+        def target(x):
+            return data["scale"] * data["y"] + 0 * x
+
+        return ops.while_loop(lambda x: ops.any(ops.abs(x * x - target(x)) > 1e-10),
+                              lambda x: 0.5 * (x + target(x) / x), ops.ones_like(data["y"]))
+
+    rng = np.random.default_rng(2)
+    for scale in (1.0, 1.0, 3.0, 1.0):
+        y = rng.uniform(0.5, 50.0, size=(5,))
+        got = ops.to_numpy(root({"N": 5, "scale": scale, "y": ops.asarray(y)}))
+        np.testing.assert_allclose(got, np.sqrt(scale * y), rtol=1e-10)
+    assert _compiled_loops() == 2
+    assert len(loops._cache) == 2
+
+
 def test_a_loop_compiled_before_compiles_at_its_first_call(backend, monkeypatch, tmp_path):
     """``PPL_TORCH_LOOP_AFTER=3``: a new loop runs eagerly twice and compiles at its third
     call; in a later process (an empty loop cache, the same cache folder) the same loop
