@@ -18,10 +18,16 @@ wait (taken from an earlier attempt, perf-torch, which compiled whole chunks thi
 The worker gets the graph pickled (:func:`pickled`), and this process compiles the same
 round-tripped form (:func:`portable`), so the worker's compilation fills the very cache entry a
 later process reads (inductor's key covers the thread count and default dtype: both passed on).
+
+A graph without scans is compiled by AOTInductor (:mod:`ppl.backends.torch.aot_loops`) into a
+shared library (:func:`library_path`), which a second worker process runs once on the first
+call's inputs (passed with the job) against the graph run eagerly before it is marked compiled;
+if that fails or crashes, the worker compiles inductor's Python-wrapped code as before.
 """
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import os
 import pickle
@@ -31,14 +37,19 @@ import time
 
 import torch
 
-from ppl.backends.torch import tracing
+from ppl.backends.torch import aot_loops, tracing
 from ppl.backends.torch.loop_graphs import cache_folder, compile_graph, loop_config
 
 __all__ = ["graph_key", "compiled_before", "failed_before", "compile_elsewhere", "prepare",
-           "pickled", "portable", "hot_before", "mark_hot", "checked_before", "mark_checked"]
+           "pickled", "portable", "hot_before", "mark_hot", "checked_before", "mark_checked",
+           "library_path", "load_compiled"]
 
 #: a worker's lock older than this is taken for a crashed worker
 _STALE_SECONDS = 3600.0
+#: the first call's inputs go with a job (for the check of an AOTInductor library) up to this
+_MAX_JOB_INPUT_BYTES = 1 << 28
+#: seconds the check of a library may take (the graph's eager run included)
+_CHECK_SECONDS = 900
 
 
 _dir = cache_folder
@@ -151,9 +162,24 @@ def mark_hot(digest: str) -> None:
     _mark(f"hot_{digest}")
 
 
+def library_path(key: str) -> str:
+    """Where the AOTInductor library of the graph ``key`` is kept (it may not exist)."""
+    return os.path.join(_dir(), key + ".so")
+
+
+def load_compiled(key: str, gm, tensors):
+    """The compiled graph of ``key`` (:func:`compiled_before`): its library where the worker
+    made one, else inductor's code for ``gm`` from inductor's cache."""
+    library = library_path(key)
+    if aot_loops.enabled() and os.path.exists(library):
+        return aot_loops.load(library)
+    return compile_graph(gm, tensors)
+
+
 def compile_elsewhere(key: str, gm, tensors, hot: str | None = None):
     """Start a detached worker compiling the graph unless one is at it; the ``Popen`` or
-    ``None``. ``hot``: the loop's digest, marked hot (:func:`hot_before`) once compiled."""
+    ``None``. ``hot``: the loop's digest, marked hot (:func:`hot_before`) once compiled.
+    ``tensors``: the first call's inputs (those of an AOTInductor library's check)."""
     folder = _dir()
     lock = os.path.join(folder, key + ".lock")
     try:
@@ -168,9 +194,12 @@ def compile_elsewhere(key: str, gm, tensors, hot: str | None = None):
         return None
     os.close(fd)
     job = os.path.join(folder, key + ".job")
+    aot = aot_loops.eligible(gm) and \
+        sum(t.numel() * t.element_size() for t in tensors) <= _MAX_JOB_INPUT_BYTES
     with open(job, "wb") as f:
         pickle.dump({"key": key, "hot": hot, "graph": pickled(gm),
                      "signature": _signature(tensors),
+                     "inputs": [t.detach().clone() for t in tensors] if aot else None,
                      "threads": torch.get_num_threads(),
                      "default_dtype": str(torch.get_default_dtype())}, f)
     return subprocess.Popen([sys.executable, "-m", "ppl.backends.torch.compile_worker", job],
@@ -193,7 +222,8 @@ def _work(job_path: str) -> int:
         tensors = [torch.empty_strided(shape, stride, dtype=getattr(torch, dtype.split(".")[1]),
                                        device=device)
                    for shape, stride, dtype, device in job["signature"]]
-        compile_graph(gm, tensors)
+        if not (job.get("inputs") is not None and _library(job_path, key, gm, tensors)):
+            compile_graph(gm, tensors)
         mark_compiled(key)
         if job.get("hot"):    # the next process compiles the loop at its first call
             mark_hot(job["hot"])
@@ -211,5 +241,53 @@ def _work(job_path: str) -> int:
                 pass
 
 
+def _library(job_path: str, key: str, gm, tensors) -> bool:
+    """Compile the job's graph with AOTInductor and keep the library if a separate process
+    running it on the first call's inputs gets what the graph gives eagerly; whether it did
+    (why not: in ``key.aot_failed``)."""
+    candidate = os.path.join(_dir(), key + ".candidate.so")
+    try:
+        aot_loops.compile_library(gm, tensors, candidate)
+        check = subprocess.run([sys.executable, "-m", "ppl.backends.torch.compile_worker",
+                                "--check", job_path, candidate], stdin=subprocess.DEVNULL,
+                               capture_output=True, timeout=_CHECK_SECONDS)
+        if check.returncode != 0:
+            raise RuntimeError(f"the library's check ended with {check.returncode}: "
+                               f"{check.stderr.decode(errors='replace')[-2000:]}")
+        if os.path.exists(aot_loops.companion(candidate)):
+            os.replace(aot_loops.companion(candidate), aot_loops.companion(library_path(key)))
+        os.replace(candidate, library_path(key))
+        mark_checked(key)
+        return True
+    except Exception:         # noqa: BLE001 - inductor's Python-wrapped code instead
+        import traceback
+        with open(os.path.join(_dir(), key + ".aot_failed"), "w") as f:
+            f.write(traceback.format_exc())
+        return False
+    finally:
+        for leftover in (candidate, aot_loops.companion(candidate)):
+            with contextlib.suppress(OSError):
+                os.remove(leftover)
+
+
+def _check(job_path: str, library: str) -> int:
+    """The library's check (in its own process: a fault ends only this one): 0 if it gives
+    what the graph gives run eagerly on the job's inputs."""
+    import ppl.backends.torch  # noqa: F401  (the custom ops a graph may call)
+    from ppl.backends.torch.loop_graphs import mostly_same
+
+    with open(job_path, "rb") as f:
+        job = pickle.load(f)
+    torch.set_num_threads(job["threads"])
+    torch.set_default_dtype(getattr(torch, job["default_dtype"].split(".")[1]))
+    inputs = job["inputs"]
+    with torch.no_grad():
+        got = aot_loops.load(library)(*[t.clone() for t in inputs])
+        want = _loads(job["graph"])(*[t.clone() for t in inputs])
+    return 0 if mostly_same(list(got), list(want)) else 1
+
+
 if __name__ == "__main__":
+    if sys.argv[1] == "--check":
+        raise SystemExit(_check(sys.argv[2], sys.argv[3]))
     raise SystemExit(_work(sys.argv[1]))

@@ -6,6 +6,7 @@ one."""
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import os
 import warnings
@@ -14,8 +15,8 @@ import torch
 
 from ppl.backends.torch import tracing as _tracing
 
-__all__ = ["compile_graph", "loop_config", "cache_folder", "constants_to_inputs", "lift_constants",
-           "mostly_same", "fresh"]
+__all__ = ["compile_graph", "fake_inputs", "loop_config", "cache_folder", "constants_to_inputs",
+           "lift_constants", "mostly_same", "fresh"]
 
 
 def loop_config() -> dict:
@@ -152,12 +153,8 @@ def compile_graph(gm, tensors):
     iteration) for the traced loop graph ``gm`` (after ``compile_worker.prepare``), compiled
     ahead of time without TorchDynamo; the same call in this process and in the worker, so
     both use one entry of inductor's FX graph cache."""
-    from torch._guards import TracingContext
-    from torch._guards import tracing as tracing_context
     from torch._inductor import config
     from torch._inductor.compile_fx import compile_fx
-    from torch._subclasses.fake_tensor import FakeTensorMode
-    from torch.fx.experimental.symbolic_shapes import ShapeEnv
 
     # the loop operator's subgraphs are traced GraphModules (part of the graph's cache key):
     # inductor leaves higher-order ops out of its FX graph cache only because a TorchDynamo
@@ -166,20 +163,32 @@ def compile_graph(gm, tensors):
         **config.unsafe_marked_cacheable_functions,
         "torch.ops.higher_order.while_loop": "ppl", "torch.ops.higher_order.scan": "ppl",
         "torch.ops.higher_order.cond": "ppl"}
-    # fake inputs with a shape environment, as TorchDynamo would pass (without one inductor
-    # bypasses its cache); distinct ones: the same tensor passed twice would be one fake
-    # tensor, and the loop operator rejects inputs that alias. Made empty in fake mode, not
-    # from clones: a clone of the model's data was a transient copy of it
+    with fake_inputs(tensors) as fakes, config.patch(loop_config()):
+        return compile_fx(gm, fakes)
+
+
+@contextlib.contextmanager
+def fake_inputs(tensors):
+    """Fake tensors like ``tensors`` in a tracing context with a shape environment, as
+    TorchDynamo would pass them to inductor (without one inductor bypasses its cache, and the
+    loop operators' fake-tensor rules fail); distinct ones: the same tensor passed twice would
+    be one fake tensor, and the loop operator rejects inputs that alias. Made empty in fake
+    mode, not from clones: a clone of the model's data was a transient copy of it."""
+    from torch._guards import TracingContext
+    from torch._guards import tracing as tracing_context
+    from torch._subclasses.fake_tensor import FakeTensorMode
+    from torch.fx.experimental.symbolic_shapes import ShapeEnv
+
     fake_mode = FakeTensorMode(shape_env=ShapeEnv(), static_shapes=True)
     _tracing._state.tracing = True
     try:
         with warnings.catch_warnings(), torch.no_grad(), \
-                tracing_context(TracingContext(fake_mode)), config.patch(loop_config()):
+                tracing_context(TracingContext(fake_mode)):
             warnings.simplefilter("ignore")
             with fake_mode:
                 fakes = [torch.empty_strided(t.shape, t.stride(), dtype=t.dtype, device=t.device)
                          for t in tensors]
-            return compile_fx(gm, fakes)
+            yield fakes
     finally:
         _tracing._state.tracing = False
 

@@ -27,6 +27,12 @@ detached worker (:mod:`.compile_worker`) while the trajectory's loop compiles he
 the next process finds it. A graph checked against the eager computation once (in any process)
 is not checked again.
 
+Inside a traced graph every ``scan`` small enough becomes a ``while_loop``
+(:mod:`.scan_lowering`), so that the worker can compile the graph with AOTInductor
+(:mod:`.aot_loops`): one shared library with the loops in C++, checked in a separate process,
+which any later process loads in a millisecond instead of importing inductor and loading its
+Python-wrapped code (~1.5 s); graphs it cannot take keep inductor's usual code.
+
 A loop whose body cannot be traced (data-dependent Python, ops without a graph form), or whose
 compiled graph does not reproduce the eager loop on its first call, stays eager. Loops are only
 captured outside ``torch.func`` transforms and ``jit`` traces, with no tensor requiring grad.
@@ -49,6 +55,7 @@ from ppl.backends.torch import loop_graphs as graphs
 from ppl.backends.torch import tracing as _tracing
 from ppl.backends.torch.decompositions import DECOMPOSITIONS
 from ppl.backends.torch.loop_hoisting import hoist_invariants
+from ppl.backends.torch.scan_lowering import lower_scans
 
 __all__ = ["run_compiled", "run_scan", "loop_after", "inactive"]
 
@@ -95,9 +102,11 @@ def _trace(call, w: closures.Walk):
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            return graphs.constants_to_inputs(hoist_invariants(graphs.lift_constants(
-                make_fx(top, decomposition_table=DECOMPOSITIONS, tracing_mode="fake",
-                        _allow_non_fake_inputs=True)(*inputs))))
+            gm = make_fx(top, decomposition_table=DECOMPOSITIONS, tracing_mode="fake",
+                         _allow_non_fake_inputs=True)(*inputs)
+            if os.environ.get("PPL_TORCH_SCAN_LOWER", "1") == "1":
+                lower_scans(gm)
+            return graphs.constants_to_inputs(hoist_invariants(graphs.lift_constants(gm)))
     finally:
         _tracing._state.tracing = False
         _local.capturing = False
@@ -241,7 +250,10 @@ def _build(entry, call, w):
         key = worker.graph_key(gm, inputs, entry.consts)
         if worker.failed_before(key):
             entry.failed = True
-        elif worker.compiled_before(key) or not elsewhere:
+        elif worker.compiled_before(key):    # its library, or inductor's cached code
+            _tracing.loop_captured[0] = True
+            _take(entry, worker.load_compiled(key, gm, inputs), key, call, inputs)
+        elif not elsewhere:
             _tracing.loop_captured[0] = True
             _take(entry, graphs.compile_graph(gm, inputs), key, call, inputs)
         else:
@@ -268,7 +280,7 @@ def _poll(entry, call, w):
         t0 = time.perf_counter()
         try:
             inputs = _inputs(call, w, entry)
-            _take(entry, graphs.compile_graph(gm, inputs), key, call, inputs)
+            _take(entry, worker.load_compiled(key, gm, inputs), key, call, inputs)
         except Exception as e:
             _debug("compiled loop not loaded", e)
             entry.failed = True
