@@ -36,14 +36,15 @@ _MAX_ITEMS = 400          # closure items walked before giving up (stay eager)
 
 
 class Walk:
-    """What :func:`walk` finds: the hashable key, the cells holding tensors, the tensors, and
-    the objects keyed by identity (kept alive with the cache entry). ``traced``: inside a
-    trace, where the closures hold the trace's (fake) tensors."""
+    """What :func:`walk` finds: the hashable key, the cells holding tensors, the tensors, the
+    objects keyed by identity (kept alive with the cache entry), and the functions walked.
+    ``traced``: inside a trace, where the closures hold the trace's (fake) tensors."""
 
-    __slots__ = ("key", "cells", "tensors", "objects", "items", "traced")
+    __slots__ = ("key", "cells", "tensors", "objects", "items", "traced", "functions")
 
     def __init__(self, traced=False):
         self.key, self.cells, self.tensors, self.objects, self.items = [], [], [], [], 0
+        self.functions = []   # the functions walked, each once
         self.traced = traced
 
     def is_tensor(self, v) -> bool:
@@ -57,6 +58,7 @@ def walk(fn, w: Walk, seen: dict):
         w.key.append(("seen", seen[id(fn)]))      # which one: the same in every walk alike
         return
     seen[id(fn)] = len(seen)
+    w.functions.append(fn)
     if fn.__defaults__:
         for v in fn.__defaults__:
             _value(v, w, seen, None)
