@@ -261,7 +261,8 @@ def _build(entry, call, w):
         entry.consts = [c.contiguous() for c in consts]
         inputs = _inputs(call, w, entry)
         key = worker.graph_key(gm, inputs, entry.consts)
-        records.record(record_key, key, entry.out_def, entry.consts)
+        if elsewhere and aot_loops.eligible(gm):     # a library may come of it
+            records.record(record_key, key, entry.out_def, entry.consts)
         if worker.failed_before(key):
             entry.failed = True
         elif worker.compiled_before(key):    # its library, or inductor's cached code
