@@ -216,8 +216,7 @@ def _work(job_path: str) -> int:
     key, folder = job["key"], _dir()
     try:
         os.nice(19)   # the sampler that started it comes first
-        torch.set_num_threads(job["threads"])
-        torch.set_default_dtype(getattr(torch, job["default_dtype"].split(".")[1]))
+        _settings_of(job)
         gm = _loads(job["graph"])
         tensors = [torch.empty_strided(shape, stride, dtype=getattr(torch, dtype.split(".")[1]),
                                        device=device)
@@ -239,6 +238,13 @@ def _work(job_path: str) -> int:
                 os.remove(os.path.join(folder, key + suffix))
             except OSError:
                 pass
+
+
+def _settings_of(job) -> None:
+    """This worker's thread count and default dtype set to those of the process that sent
+    ``job`` (inductor's code depends on both)."""
+    torch.set_num_threads(job["threads"])
+    torch.set_default_dtype(getattr(torch, job["default_dtype"].split(".")[1]))
 
 
 def _library(job_path: str, key: str, gm, tensors) -> bool:
@@ -278,8 +284,7 @@ def _check(job_path: str, library: str) -> int:
 
     with open(job_path, "rb") as f:
         job = pickle.load(f)
-    torch.set_num_threads(job["threads"])
-    torch.set_default_dtype(getattr(torch, job["default_dtype"].split(".")[1]))
+    _settings_of(job)
     inputs = job["inputs"]
     with torch.no_grad():
         got = aot_loops.load(library)(*[t.clone() for t in inputs])

@@ -12,10 +12,10 @@ of everything the trace depends on that can be told *without* tracing:
 * objects the walk keys by identity only where they can be described instead: a module by its
   name, an object whose attributes are all numbers, dtypes or devices (a backend) by them;
 * the globals that the user's functions read (the model, its helpers): modules of installed
-  packages by name, numbers by value, the user's functions by their code and own globals, in
-  turn; anything else (a global data array, a user's object, a module of the user's) makes the
-  loop *unrecorded*, traced in every process as before: its trace may bake in values this key
-  does not see;
+  packages by name, numbers by value, the user's functions by their code, closure cells and own
+  globals, in turn; anything else (a global data array, a user's object, a module of the
+  user's) makes the loop *unrecorded*, traced in every process as before: its trace may bake
+  in values this key does not see;
 * the source files of ppl and of the user's modules (path, size, modification time), torch's
   version, the default dtype, the thread count and the ``PPL_TORCH_*`` settings.
 
@@ -42,7 +42,7 @@ __all__ = ["record_key", "record", "recorded"]
 #: constants of a loop (bytes) above which its trace is not recorded (the model's data baked
 #: into the graph: it stays in memory; on disk it would be a copy)
 _MAX_CONSTANT_BYTES = 1 << 24
-_SCALARS = (int, float, bool, str, bytes, type(None), torch.dtype, torch.device)
+_SCALARS = closures._SCALARS   # what the walk keys by value
 
 
 class _Unrecorded(Exception):
@@ -57,8 +57,9 @@ def record_key(call, w: closures.Walk) -> str | None:
     try:
         for item in w.key:
             h.update(_item(item, objects).encode())
+        seen = {id(fn) for fn in w.functions}   # their closures are in the walk's key
         for fn in w.functions:
-            _globals_read(fn, h, set())
+            _globals_read(fn, h, seen)
     except _Unrecorded:
         return None
     h.update(repr((call.kind, call.treedef,
@@ -194,36 +195,41 @@ def _names(code: types.CodeType):
 def _globals_read(fn, h, seen: set) -> None:
     """Add to ``h`` the globals a user's function reads (its helpers' too); raise
     :class:`_Unrecorded` for one the key cannot describe."""
-    if not isinstance(fn, types.FunctionType) or id(fn) in seen or not _user_code(fn):
+    if not _user_code(fn):
         return
-    seen.add(id(fn))
     g = fn.__globals__
     for name in sorted(set(_names(fn.__code__))):
-        if name not in g:
-            continue          # a builtin or an attribute name
-        v = g[name]
-        if isinstance(v, _SCALARS):
-            h.update(f"global:{name}={type(v).__name__}:{v!r}".encode())
-        elif isinstance(v, types.ModuleType):
-            if not (_ppl_module(v) or _library_file(getattr(v, "__file__", None))):
-                raise _Unrecorded   # a module of the user's may hold data
-            h.update(f"global:{name}=module:{v.__name__}".encode())
-        elif isinstance(v, types.FunctionType):
-            h.update(f"global:{name}=fn:{_code_digest(v.__code__)}".encode())
-            for cell in v.__closure__ or ():
-                try:
-                    if not isinstance(cell.cell_contents, _SCALARS + (types.FunctionType,
-                                                                      types.ModuleType)):
-                        raise _Unrecorded
-                except ValueError:
-                    pass
-            _globals_read(v, h, seen)
-        elif isinstance(v, type) and not _user_code(v):
-            h.update(f"global:{name}=class:{v.__module__}.{v.__qualname__}".encode())
-        elif callable(v) and isinstance(v, types.BuiltinFunctionType):
-            h.update(f"global:{name}=builtin:{getattr(v, '__qualname__', name)}".encode())
-        else:
-            raise _Unrecorded
+        if name in g:         # (else a builtin or an attribute name)
+            _read(f"global:{name}", g[name], h, seen)
+
+
+def _read(label: str, v, h, seen: set) -> None:
+    """Add to ``h`` a value a user's function reads (a global, or a cell of a helper's
+    closure); raise :class:`_Unrecorded` for one the key cannot describe."""
+    if isinstance(v, _SCALARS):
+        h.update(f"{label}={type(v).__name__}:{v!r}".encode())
+    elif isinstance(v, types.ModuleType):
+        if not (_ppl_module(v) or _library_file(getattr(v, "__file__", None))):
+            raise _Unrecorded   # a module of the user's may hold data
+        h.update(f"{label}=module:{v.__name__}".encode())
+    elif isinstance(v, types.FunctionType):
+        h.update(f"{label}=fn:{_code_digest(v.__code__)}".encode())
+        if id(v) in seen:
+            return
+        seen.add(id(v))
+        for i, cell in enumerate(v.__closure__ or ()):
+            try:
+                contents = cell.cell_contents
+            except ValueError:  # an empty cell
+                continue
+            _read(f"{label}.{i}", contents, h, seen)
+        _globals_read(v, h, seen)
+    elif isinstance(v, type) and not _user_code(v):
+        h.update(f"{label}=class:{v.__module__}.{v.__qualname__}".encode())
+    elif isinstance(v, types.BuiltinFunctionType):
+        h.update(f"{label}=builtin:{getattr(v, '__qualname__', label)}".encode())
+    else:
+        raise _Unrecorded
 
 
 def _setting() -> str:

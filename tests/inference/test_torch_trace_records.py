@@ -24,7 +24,7 @@ def make(a, steps):
 
 
 def _functions(scale=1.0, source=_SOURCE, extra=None):
-    """``make`` of a user's script (no module), reading the global ``SCALE``."""
+    """``make`` of a user's script (no module), reading the global ``SCALE`` (and ``extra``)."""
     namespace = {"SCALE": scale, **(extra or {})}
     exec(compile(source, "<model script>", "exec"), namespace)   # noqa: S102
     return namespace["make"]
@@ -51,6 +51,15 @@ def test_key_sees_code_closures_and_globals(backend):
     assert _key(_functions(scale=2.0), a) != key                  # a global number
     assert _key(_functions(source=_SOURCE.replace("0.5 *", "0.25 *")), a) != key   # the code
     assert _key(_functions(), a[:5]) != key                       # a shape
+    # a global helper's closure number (a helper made by a factory)
+    def scaler(factor):
+        return lambda x: factor * x
+
+    helped = _SOURCE.replace("* SCALE", "* HELPER(SCALE)")
+    helper_key = _key(_functions(source=helped, extra={"HELPER": scaler(2.0)}), a)
+    assert helper_key is not None
+    assert _key(_functions(source=helped, extra={"HELPER": scaler(2.0)}), a) == helper_key
+    assert _key(_functions(source=helped, extra={"HELPER": scaler(3.0)}), a) != helper_key
     # a global the key cannot describe (data the trace would bake in): no record
     source = _SOURCE.replace("* SCALE", "* WEIGHTS[0]")
     assert _key(_functions(source=source, extra={"WEIGHTS": np.ones(3)}), a) is None
