@@ -29,7 +29,7 @@ import torch
 from ppl.backends import tree
 from ppl.backends.torch import tracing as _tracing
 
-__all__ = ["Walk", "walk", "walk_functions", "cells_set", "Skip", "stable_digest"]
+__all__ = ["Walk", "walk", "walk_functions", "cells_set", "Skip", "stable_digest", "code_digest"]
 
 _SCALARS = (int, float, bool, str, bytes, type(None), torch.dtype, torch.device)
 _MAX_ITEMS = 400          # closure items walked before giving up (stay eager)
@@ -175,14 +175,51 @@ def cells_set(cells, values):
 
 def stable_digest(key) -> str:
     """A digest of a loop's key (the walk's key, the carry's structure and signature) that is
-    the same in every process: identities become type names, and the addresses in the text of
-    code objects and functions are dropped (their file, name and line remain). Two loops may
-    share one; it only says "a loop like this was compiled before"."""
+    the same in every process and wherever the code lives: identities become type names,
+    code objects their content (:func:`code_digest`: not their file or line, so a clone of
+    the repository elsewhere, or the user's model file at another path, finds it), and
+    addresses left in the text are dropped. Two loops may share one; it only says "a loop
+    like this was compiled before"."""
     def plain(k):
-        if isinstance(k, tuple) and k and k[0] == "id":
-            return ("id", k[2])
+        if isinstance(k, tuple) and k:
+            if k[0] == "id":
+                return ("id", k[2])
+            if k[0] == "fn":
+                return ("fn", code_digest(k[1]))
         return k
 
     words, treedef, carry = key
     text = repr((tuple(plain(k) for k in words), treedef, carry))
     return hashlib.sha256(re.sub(r" at 0x[0-9a-fA-F]+", "", text).encode()).hexdigest()[:32]
+
+
+_code_digests: dict = {}
+
+
+def code_digest(code: types.CodeType) -> str:
+    """A digest of what a code object does: its bytecode, constants (nested code in turn),
+    names, argument counts and flags, but not its file name or line numbers. The same in every
+    process running this Python, and for the same function in two files."""
+    d = _code_digests.get(code)
+    if d is None:
+        d = _code_digests[code] = hashlib.sha256(_code_text(code).encode()).hexdigest()[:24]
+    return d
+
+
+def _code_text(code: types.CodeType) -> str:
+    return repr((code.co_name, getattr(code, "co_qualname", None), code.co_argcount,
+                 code.co_posonlyargcount, code.co_kwonlyargcount, code.co_flags, code.co_code,
+                 tuple(_constant(c) for c in code.co_consts), code.co_names, code.co_varnames,
+                 code.co_freevars, code.co_cellvars, getattr(code, "co_exceptiontable", None)))
+
+
+def _constant(c):
+    """A code object's constant as text independent of the process (a frozenset's order
+    follows string hashing, which differs between processes)."""
+    if isinstance(c, types.CodeType):
+        return ("code", _code_text(c))
+    if isinstance(c, tuple):
+        return ("tuple", tuple(_constant(x) for x in c))
+    if isinstance(c, frozenset):
+        return ("frozenset", tuple(sorted(repr(_constant(x)) for x in c)))
+    return (type(c).__name__, repr(c))

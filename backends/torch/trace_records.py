@@ -7,8 +7,9 @@ takes as inputs: ~1.6 s for a chunk of NUTS iterations, most of a warm run of a 
 of everything the trace depends on that can be told *without* tracing:
 
 * the closure walk of the loop's functions (:mod:`ppl.backends.torch.closures`): the code of
-  every function in it by content (not by name and line), numbers and value objects by value,
-  tensors by shape and dtype (they are the graph's inputs: their values do not matter);
+  every function in it by content (``closures.code_digest``: not its file or line), numbers
+  and value objects by value, tensors by shape and dtype (they are the graph's inputs: their
+  values do not matter);
 * objects the walk keys by identity only where they can be described instead: a module by its
   name, an object whose attributes are all numbers, dtypes or devices (a backend) by them;
 * the globals that the user's functions read (the model, its helpers): modules of installed
@@ -16,8 +17,17 @@ of everything the trace depends on that can be told *without* tracing:
   globals, in turn; anything else (a global data array, a user's object, a module of the
   user's) makes the loop *unrecorded*, traced in every process as before: its trace may bake
   in values this key does not see;
-* the source files of ppl and of the user's modules (path, size, modification time), torch's
-  version, the default dtype, the thread count and the ``PPL_TORCH_*`` settings.
+* the class of an object described above, where it is the user's: its functions (read as
+  globals are) and numbers; any other attribute of it (class data) makes the loop unrecorded;
+* the content (not the path) of ppl's source files, every one in its package folders whether
+  imported yet or not (read once per process), and of the files that define the user's
+  functions met above;
+* torch's version, the default dtype, the thread count, the ``PPL_TORCH_*`` settings and
+  Python's version.
+
+Nothing in the key names a file's path or a code object's line, nor depends on which modules
+happen to be imported when the loop is built (at its first call, or after eager ones): a clone
+of the repository elsewhere, or the user's model file at another path, finds the record.
 
 A record is only used where it names a library that was checked against the eager computation
 (``compile_worker.checked_before``); anything missing or unreadable means a trace, as before.
@@ -25,8 +35,9 @@ A record is only used where it names a library that was checked against the eage
 
 from __future__ import annotations
 
+import functools
 import hashlib
-import marshal
+import importlib.util
 import os
 import sys
 import sysconfig
@@ -43,6 +54,7 @@ __all__ = ["record_key", "record", "recorded"]
 #: into the graph: it stays in memory; on disk it would be a copy)
 _MAX_CONSTANT_BYTES = 1 << 24
 _SCALARS = closures._SCALARS   # what the walk keys by value
+_HEAP_TYPE = 1 << 9             # ``Py_TPFLAGS_HEAPTYPE``: a class made by a ``class`` statement
 
 
 class _Unrecorded(Exception):
@@ -52,20 +64,44 @@ class _Unrecorded(Exception):
 def record_key(call, w: closures.Walk) -> str | None:
     """The key of ``call``'s trace (with its closure walk ``w``), or ``None`` where the trace
     may depend on values the key cannot see (see the module docstring)."""
-    h = hashlib.sha256()
-    objects = {id(o): o for o in w.objects}
+    k = _Key(w)
     try:
         for item in w.key:
-            h.update(_item(item, objects).encode())
-        seen = {id(fn) for fn in w.functions}   # their closures are in the walk's key
+            k.update(_item(item, k))
         for fn in w.functions:
-            _globals_read(fn, h, seen)
+            k.seen.add(id(fn))    # their closures are in the walk's key
+        for fn in w.functions:
+            if _user_code(fn):
+                k.source(fn)
+                _globals_read(fn, k)
+        users = sorted(_file_digest(path) for path in k.files)
     except _Unrecorded:
         return None
-    h.update(repr((call.kind, call.treedef,
-                   [(tuple(x.shape), str(x.dtype), str(x.device)) for x in call.leaves])).encode())
-    h.update(_setting().encode())
-    return h.hexdigest()[:32]
+    k.update(repr((call.kind, call.treedef,
+                   [(tuple(x.shape), str(x.dtype), str(x.device)) for x in call.leaves])))
+    k.update(repr(users))
+    k.update(_setting())
+    return k.h.hexdigest()[:32]
+
+
+class _Key:
+    """A key being made: its hash, the functions and classes read so far, the user's source
+    files met."""
+
+    def __init__(self, w):
+        self.h = hashlib.sha256()
+        self.objects = {id(o): o for o in w.objects}
+        self.seen, self.files = set(), set()
+
+    def update(self, text: str) -> None:
+        self.h.update(text.encode())
+
+    def source(self, fn) -> None:
+        """Note the file of a user's function (none for code made by ``exec``: its code is in
+        the key by content)."""
+        path = fn.__code__.co_filename
+        if os.path.isfile(path):
+            self.files.add(path)
 
 
 def recorded(key: str | None):
@@ -103,16 +139,17 @@ def _path(key: str) -> str:
     return os.path.join(cache_folder(), f"trace_{key}.pt")
 
 
-def _item(item, objects: dict) -> str:
+def _item(item, k: _Key) -> str:
     """One entry of the walk's key as text that is the same in every process alike."""
     tag = item[0]
     if tag == "fn":
-        return f"fn:{_code_digest(item[1])}"
+        return f"fn:{closures.code_digest(item[1])}"
     if tag == "id":           # an object keyed by identity: described, or unrecorded
-        if item[1] not in objects:
+        if item[1] not in k.objects:
             raise _Unrecorded
-        return f"obj:{_object(objects[item[1]])}"
+        return f"obj:{_object(k.objects[item[1]], k)}"
     if tag == "value":
+        _class(item[1], k)
         return f"value:{_plain_repr(item[1], item[2])}"
     text = repr(item)
     if " at 0x" in text:      # an address: not the same in another process
@@ -120,13 +157,14 @@ def _item(item, objects: dict) -> str:
     return text
 
 
-def _object(obj) -> str:
+def _object(obj, k: _Key) -> str:
     if isinstance(obj, types.ModuleType):
         return f"module:{obj.__name__}"
     attrs = getattr(obj, "__dict__", None)
     if attrs is None or not all(isinstance(v, _SCALARS) for v in attrs.values()):
         raise _Unrecorded
     cls = type(obj)
+    _class(cls, k)
     return f"{cls.__module__}.{cls.__qualname__}{sorted(attrs.items())!r}"
 
 
@@ -137,16 +175,25 @@ def _plain_repr(cls, value) -> str:
     return text
 
 
-_code_digests: dict = {}
-
-
-def _code_digest(code: types.CodeType) -> str:
-    """A digest of a code object's content (its bytecode, constants, names, file), the same in
-    every process running this Python."""
-    d = _code_digests.get(code)
-    if d is None:
-        d = _code_digests[code] = hashlib.sha256(marshal.dumps(code)).hexdigest()[:24]
-    return d
+def _class(cls, k: _Key) -> None:
+    """Add to the key what a user's class (and its user's bases) does: its functions, read as
+    globals are, and its numbers; raise :class:`_Unrecorded` for another attribute (data)."""
+    for c in cls.__mro__:
+        if not c.__flags__ & _HEAP_TYPE or not _user_code(c) or id(c) in k.seen:
+            continue          # (``object`` and Python's other types are not heap types)
+        k.seen.add(id(c))
+        for name, v in sorted(vars(c).items()):
+            label = f"class:{c.__qualname__}.{name}"
+            if isinstance(v, staticmethod | classmethod):
+                v = v.__func__
+            if isinstance(v, property):
+                for i, f in enumerate((v.fget, v.fset, v.fdel)):
+                    if f is not None:
+                        _read(f"{label}.{i}", f, k)
+            elif isinstance(v, (types.FunctionType, *_SCALARS)):
+                _read(label, v, k)
+            elif not (name.startswith("__") and name.endswith("__")):
+                raise _Unrecorded   # class data: the trace may bake it in
 
 
 def _library_file(path: str | None) -> bool:
@@ -192,59 +239,101 @@ def _names(code: types.CodeType):
             yield from _names(c)
 
 
-def _globals_read(fn, h, seen: set) -> None:
-    """Add to ``h`` the globals a user's function reads (its helpers' too); raise
+def _globals_read(fn, k: _Key) -> None:
+    """Add to the key the globals a user's function reads (its helpers' too); raise
     :class:`_Unrecorded` for one the key cannot describe."""
     if not _user_code(fn):
         return
     g = fn.__globals__
     for name in sorted(set(_names(fn.__code__))):
         if name in g:         # (else a builtin or an attribute name)
-            _read(f"global:{name}", g[name], h, seen)
+            _read(f"global:{name}", g[name], k)
 
 
-def _read(label: str, v, h, seen: set) -> None:
-    """Add to ``h`` a value a user's function reads (a global, or a cell of a helper's
+def _read(label: str, v, k: _Key) -> None:
+    """Add to the key a value a user's function reads (a global, or a cell of a helper's
     closure); raise :class:`_Unrecorded` for one the key cannot describe."""
     if isinstance(v, _SCALARS):
-        h.update(f"{label}={type(v).__name__}:{v!r}".encode())
+        k.update(f"{label}={type(v).__name__}:{v!r}")
     elif isinstance(v, types.ModuleType):
         if not (_ppl_module(v) or _library_file(getattr(v, "__file__", None))):
             raise _Unrecorded   # a module of the user's may hold data
-        h.update(f"{label}=module:{v.__name__}".encode())
+        k.update(f"{label}=module:{v.__name__}")
     elif isinstance(v, types.FunctionType):
-        h.update(f"{label}=fn:{_code_digest(v.__code__)}".encode())
-        if id(v) in seen:
+        k.update(f"{label}=fn:{closures.code_digest(v.__code__)}")
+        if id(v) in k.seen:
             return
-        seen.add(id(v))
+        k.seen.add(id(v))
+        if _user_code(v):
+            k.source(v)
         for i, cell in enumerate(v.__closure__ or ()):
             try:
                 contents = cell.cell_contents
             except ValueError:  # an empty cell
                 continue
-            _read(f"{label}.{i}", contents, h, seen)
-        _globals_read(v, h, seen)
+            _read(f"{label}.{i}", contents, k)
+        _globals_read(v, k)
     elif isinstance(v, type) and not _user_code(v):
-        h.update(f"{label}=class:{v.__module__}.{v.__qualname__}".encode())
+        k.update(f"{label}=class:{v.__module__}.{v.__qualname__}")
     elif isinstance(v, types.BuiltinFunctionType):
-        h.update(f"{label}=builtin:{getattr(v, '__qualname__', label)}".encode())
+        k.update(f"{label}=builtin:{getattr(v, '__qualname__', label)}")
     else:
         raise _Unrecorded
 
 
 def _setting() -> str:
-    """What else the trace depends on: the sources of ppl and of the user's modules, torch,
-    the default dtype, threads, ppl's torch settings."""
-    sources = []
-    for name, module in list(sys.modules.items()):
-        path = getattr(module, "__file__", None)
-        if not path or not (_ppl_module(module) or not _library_file(path)):
-            continue
-        try:
-            st = os.stat(path)
-        except OSError:
-            continue
-        sources.append((name, path, st.st_size, st.st_mtime_ns))
+    """What else the trace depends on: ppl's sources, torch, the default dtype, threads, ppl's
+    torch settings, Python."""
     env = sorted((k, v) for k, v in os.environ.items() if k.startswith("PPL_TORCH"))
-    return repr((sorted(sources), torch.__version__, str(torch.get_default_dtype()),
+    return repr((_ppl_sources(), torch.__version__, str(torch.get_default_dtype()),
                  torch.get_num_threads(), env, sys.version_info[:3]))
+
+
+#: ppl's packages with a folder of their own (``package-dir`` in ``pyproject.toml``); in an
+#: installed copy they are folders of ``ppl``'s (their files then counted once)
+_PACKAGES = ("ppl", "ppl.backends", "ppl.distributions", "ppl.inference")
+
+
+def _ppl_files() -> list:
+    """``(name, path)`` of every Python file in ppl's package folders, imported or not; the
+    name (package and path in its folder) does not depend on where the folders are."""
+    files = {}
+    for package in _PACKAGES:
+        spec = importlib.util.find_spec(package)
+        for root in (spec.submodule_search_locations or ()) if spec else ():
+            for folder, dirs, names in os.walk(root):
+                dirs[:] = sorted(d for d in dirs if d != "__pycache__" and not d.startswith("."))
+                for n in sorted(names):
+                    if n.endswith(".py"):
+                        path = os.path.join(folder, n)
+                        files.setdefault(os.path.realpath(path),
+                                         f"{package}:{os.path.relpath(path, root)}")
+    return sorted((name, path) for path, name in files.items())
+
+
+@functools.cache
+def _ppl_sources() -> str:
+    """A digest of the content of ppl's source files (:func:`_ppl_files`), once per process."""
+    h = hashlib.sha256()
+    for name, path in _ppl_files():
+        with open(path, "rb") as f:
+            h.update(f"{name}:{hashlib.sha256(f.read()).hexdigest()}\n".encode())
+    return h.hexdigest()[:32]
+
+
+_file_digests: dict = {}
+
+
+def _file_digest(path: str) -> str:
+    """A digest of a user's source file's content (read again when its size or time changes);
+    :class:`_Unrecorded` if it cannot be read."""
+    try:
+        st = os.stat(path)
+        stamp = (path, st.st_size, st.st_mtime_ns)
+        d = _file_digests.get(stamp)
+        if d is None:
+            with open(path, "rb") as f:
+                d = _file_digests[stamp] = hashlib.sha256(f.read()).hexdigest()[:32]
+    except OSError:
+        raise _Unrecorded from None
+    return d
