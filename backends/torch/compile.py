@@ -18,6 +18,7 @@ import sys
 
 import torch
 
+from ppl.backends.torch import cpu_allocator
 from ppl.backends.torch.tracing import TracedFunction, env_count
 
 __all__ = ["TorchCompile"]
@@ -94,8 +95,9 @@ class TorchCompile:
 
     @contextlib.contextmanager
     def sampling_scope(self, *, data_bytes: int = 0):
-        """Intra-op threads ``PPL_TORCH_NUM_THREADS`` (default 1) while a sampler runs, and
-        glibc's mmap threshold fixed for a model with large data.
+        """Intra-op threads ``PPL_TORCH_NUM_THREADS`` (default 1) and a caching CPU allocator
+        (:mod:`ppl.backends.torch.cpu_allocator`) while a sampler runs, and glibc's mmap
+        threshold fixed for a model with large data.
 
         A sampler makes hundreds of thousands of calls on small tensors; on those torch's
         thread pool costs more than it gives (a GP's ``tril`` took 60 us with two threads and
@@ -119,7 +121,10 @@ class TorchCompile:
             _fix_mmap_threshold(threshold)
         before = torch.get_num_threads()
         torch.set_num_threads(wanted)
+        cached = cpu_allocator.install()
         try:
             yield
         finally:
+            if cached:
+                cpu_allocator.remove()
             torch.set_num_threads(before)
