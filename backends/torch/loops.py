@@ -101,7 +101,7 @@ def _trace(call, w: closures.Walk):
     from torch.fx.experimental.proxy_tensor import make_fx
 
     top = call.top(w.cells)
-    inputs = [t.clone(memory_format=torch.contiguous_format) for t in call.leaves + w.tensors]
+    inputs = trace_inputs(call.leaves + w.tensors)
     _tracing._state.tracing = True
     _local.capturing = True
     try:
@@ -119,6 +119,16 @@ def _trace(call, w: closures.Walk):
     finally:
         _tracing._state.tracing = False
         _local.capturing = False
+
+
+def trace_inputs(tensors) -> list:
+    """Stand-ins for a loop's inputs in its trace: distinct contiguous tensors of their shapes
+    and dtypes, never written or read (``make_fx`` turns them into fake tensors), so their
+    pages are never touched. Distinct: the same tensor passed twice would become one input,
+    and the loop operators reject inputs that alias. Clones of the inputs were a transient copy
+    of the model's data (a closure tensor of the loop) at every trace: 38 MB of peak memory for
+    a logistic regression at N = 1e5, D = 100."""
+    return [torch.empty_like(t, memory_format=torch.contiguous_format) for t in tensors]
 
 
 def loop_tracing() -> bool:
