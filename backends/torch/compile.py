@@ -119,9 +119,9 @@ class TorchCompile:
         threshold = _mmap_threshold()
         if data_bytes >= threshold > 0:
             _fix_mmap_threshold(threshold)
+        cached = cpu_allocator.install()     # (first: a bad setting raises, nothing changed)
         before = torch.get_num_threads()
         torch.set_num_threads(wanted)
-        cached = cpu_allocator.install()
         try:
             yield
         finally:

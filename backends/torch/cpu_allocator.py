@@ -53,7 +53,6 @@ constexpr size_t kHeader = 64;                // bytes before the data: the bloc
 constexpr size_t kQuantum = 64;               // size classes are multiples of this (alignment)
 constexpr size_t kClasses = 1025;             // classes 1..1024: blocks of up to 64 KiB
 constexpr size_t kMaxBytes = size_t(32) << 20;  // free blocks kept per thread
-constexpr size_t kLarge = ~size_t(0);         // header mark of a block from the C library
 
 std::atomic<bool> g_on{false};
 c10::Allocator* g_previous = nullptr;
@@ -83,7 +82,7 @@ void release(void* data) {
   if (data == nullptr) return;
   char* base = static_cast<char*>(data) - kHeader;
   size_t cls = *reinterpret_cast<size_t*>(base);
-  if (cls < kClasses && !t_gone && g_on.load(std::memory_order_relaxed)) {
+  if (!t_gone && g_on.load(std::memory_order_relaxed)) {
     size_t size = kHeader + cls * kQuantum;
     if (t_lists.bytes + size <= kMaxBytes) {
       t_lists.blocks[cls].push_back(base);
@@ -99,9 +98,9 @@ struct CachingCPUAllocator final : c10::Allocator {
     const c10::Device cpu(c10::DeviceType::CPU);
     if (n == 0) return {nullptr, nullptr, &release, cpu};
     size_t cls = (n + kQuantum - 1) / kQuantum;
-    if (cls >= kClasses && g_previous != nullptr) return g_previous->allocate(n);
+    if (cls >= kClasses) return g_previous->allocate(n);   // (set while this one is installed)
     void* base = nullptr;
-    if (cls < kClasses && !t_gone) {
+    if (!t_gone) {
       auto& list = t_lists.blocks[cls];
       if (!list.empty()) {
         base = list.back();
@@ -112,7 +111,7 @@ struct CachingCPUAllocator final : c10::Allocator {
     if (base == nullptr) {
       base = std::aligned_alloc(kQuantum, kHeader + cls * kQuantum);
       if (base == nullptr) throw std::bad_alloc();
-      *reinterpret_cast<size_t*>(base) = cls < kClasses ? cls : kLarge;
+      *reinterpret_cast<size_t*>(base) = cls;
     }
     void* data = static_cast<char*>(base) + kHeader;
     return {data, data, &release, cpu};

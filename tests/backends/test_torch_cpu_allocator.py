@@ -64,9 +64,12 @@ def test_switched_off_and_bad_setting(cpu_allocator, monkeypatch):
     with ops.backend().sampling_scope():
         assert not cpu_allocator.active()
     monkeypatch.setenv("PPL_TORCH_CPU_CACHE", "yes")
+    import torch
+    threads = torch.get_num_threads()
     with pytest.raises(ValueError, match="PPL_TORCH_CPU_CACHE must be 0 or 1, got 'yes'"):
         with ops.backend().sampling_scope():
             pass
+    assert torch.get_num_threads() == threads and not cpu_allocator.active()   # nothing left
     assert os.environ["PPL_TORCH_CPU_CACHE"] == "yes"   # (monkeypatch restores it)
 
 
