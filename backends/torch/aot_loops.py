@@ -31,6 +31,7 @@ import shutil
 
 import torch
 
+from ppl.backends.torch import aot_hoisting
 from ppl.backends.torch.loop_graphs import fake_inputs, loop_config
 from ppl.backends.torch.scan_lowering import has_scans
 
@@ -110,18 +111,42 @@ def _while_loop(original):
     return codegen_while_loop
 
 
+def hoisting() -> bool:
+    """Whether the C++ wrapper's loops are rewritten by :func:`aot_hoisting.hoist`
+    (``PPL_TORCH_AOT_HOIST``: ``1``, the default, or ``0``)."""
+    mode = os.environ.get("PPL_TORCH_AOT_HOIST", "1")
+    if mode not in ("0", "1"):
+        raise ValueError(f"PPL_TORCH_AOT_HOIST must be 0 or 1, got {mode!r}.")
+    return mode == "1"
+
+
+def _hoisted(compile_):
+    """``AotCodeCompiler.compile`` on the wrapper after :func:`aot_hoisting.hoist`."""
+
+    def compile_with_hoisting(cls, graph, wrapper_code, *args, **kwargs):
+        return compile_.__func__(cls, graph, aot_hoisting.hoist(wrapper_code), *args, **kwargs)
+
+    return classmethod(compile_with_hoisting)
+
+
 @contextlib.contextmanager
 def _mended_wrapper():
-    """torch 2.13's C++ wrapper with :func:`_suffix` and :func:`_while_loop`."""
+    """torch 2.13's C++ wrapper with :func:`_suffix` and :func:`_while_loop`, and its loops
+    rewritten by :func:`aot_hoisting.hoist` (when :func:`hoisting`)."""
+    from torch._inductor.codecache import AotCodeCompiler
     from torch._inductor.codegen.cpp_wrapper_cpu import CppWrapperCpu
 
     suffix, loop = CppWrapperCpu.codegen_subgraph_suffix, CppWrapperCpu.codegen_while_loop
+    compile_ = AotCodeCompiler.compile
     CppWrapperCpu.codegen_subgraph_suffix = _suffix
     CppWrapperCpu.codegen_while_loop = _while_loop(loop)
+    if hoisting():
+        AotCodeCompiler.compile = _hoisted(compile_)
     try:
         yield
     finally:
         CppWrapperCpu.codegen_subgraph_suffix, CppWrapperCpu.codegen_while_loop = suffix, loop
+        AotCodeCompiler.compile = compile_
 
 
 def compile_library(gm, tensors, path: str) -> None:

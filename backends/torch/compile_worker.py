@@ -28,6 +28,7 @@ if that fails or crashes, the worker compiles inductor's Python-wrapped code as 
 from __future__ import annotations
 
 import contextlib
+import functools
 import hashlib
 import os
 import pickle
@@ -37,7 +38,7 @@ import time
 
 import torch
 
-from ppl.backends.torch import aot_loops, tracing
+from ppl.backends.torch import aot_hoisting, aot_loops, tracing
 from ppl.backends.torch.loop_graphs import cache_folder, compile_graph, loop_config
 
 __all__ = ["graph_key", "compiled_before", "failed_before", "compile_elsewhere", "prepare",
@@ -106,13 +107,25 @@ def portable(gm):
     return _loads(pickled(gm))
 
 
+@functools.cache
+def _mends() -> str:
+    """A digest of the modules that rewrite AOTInductor's C++ wrapper: a library compiled
+    before they changed is not taken."""
+    h = hashlib.sha256()
+    for module in (aot_loops, aot_hoisting):
+        with open(module.__file__, "rb") as f:
+            h.update(f.read())
+    return h.hexdigest()[:16]
+
+
 def graph_key(gm, tensors, constants=()) -> str:
     """A key of the graph (the code of it and its subgraphs, its constants, and the values
     of ``constants``, inputs that stand for constants) called with ``tensors``, the same in
     every process."""
     # inductor's C++ depends on the intra-op thread count (part of its own cache key too)
     h = hashlib.sha256(repr((_signature(tensors), torch.__version__, torch.get_num_threads(),
-                             torch.get_default_dtype(), sorted(loop_config().items())))
+                             torch.get_default_dtype(), sorted(loop_config().items()),
+                             aot_loops.hoisting(), _mends()))
                        .encode())
     for name, module in gm.named_modules():
         if isinstance(module, torch.fx.GraphModule):

@@ -267,3 +267,57 @@ def test_loop_invariant_views_are_named_once(backend):
     assert Writer.lines == [f"RAIIAtenTensorHandle {name}(tmp_buf9_1);"]
     assert [b.ref for b in loop.additional_inputs] == ["RAIIAtenTensorHandle(tmp_buf9_1)",
                                                        "arg3_1"]
+
+
+def _handles_per_iteration(code):
+    """Tensor handles a wrapper's loop bodies make at every iteration of their own loop."""
+    from ppl.backends.torch.aot_hoisting import _block
+
+    lines = code.split("\n")
+    made = 0
+    for start, line in enumerate(lines):
+        if line.strip() == "while (1) {":
+            end, depths = _block(lines, start)
+            made += sum(1 for text, depth in zip(lines[start + 1:end], depths) if depth == 0 and
+                        ("aoti_torch_empty_strided" in text or "assign_tensors_out" in text
+                         or "reinterpret_tensor_wrapper" in text))
+    return made
+
+
+def test_hoisted_scan_library_gives_numpy_values(backend, cache, monkeypatch):
+    """A scan lowered to a loop inside a loop, compiled with the loops' handles hoisted
+    (``aot_hoisting``): fewer handles made per iteration, and NumPy's recursion."""
+    from ppl.backends.torch import aot_hoisting, compile_worker
+    from ppl.backends.torch.scan_lowering import lower_scans
+
+    seen = []
+    hoist = aot_hoisting.hoist
+    monkeypatch.setattr(aot_hoisting, "hoist", lambda code: seen.append((code, hoist(code)))
+                        or seen[-1][1])
+    gm, inputs = _scan_graph(20)
+    lower_scans(gm)
+    gm.recompile()
+    gm = compile_worker.prepare(gm)
+    assert compile_worker._library(_job(cache, gm, inputs), "k6", gm, inputs)
+    (before, after), = seen
+    assert _handles_per_iteration(after) < _handles_per_iteration(before) / 2
+    out = compile_worker.load_compiled("k6", gm, inputs)(*[t.clone() for t in inputs])
+    v = inputs[1].numpy().copy()
+    ys, (a, b, c) = inputs[2].numpy(), inputs[3].numpy()
+    for _ in range(2):
+        for y in ys:
+            v = a + b * y * y + c * v
+    np.testing.assert_allclose(out[1].numpy(), v, rtol=1e-12)
+
+
+def test_hoisting_a_buffer_that_outlives_its_iteration_is_caught(backend, cache, monkeypatch):
+    """Hoisting every buffer, the loop carry's too (moved out of its handle at the first
+    iteration), breaks the library: the check in its own process catches it, and none is
+    kept. The escape analysis is what keeps such buffers in the loop."""
+    from ppl.backends.torch import aot_hoisting, compile_worker
+
+    monkeypatch.setattr(aot_hoisting._Body, "local", lambda self, *args, **kwargs: True)
+    gm, inputs = _newton_graph()
+    gm = compile_worker.prepare(gm)
+    assert not compile_worker._library(_job(cache, gm, inputs), "k7", gm, inputs)
+    assert not (cache / "k7.so").exists()
