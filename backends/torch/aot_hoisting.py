@@ -6,7 +6,9 @@ version counter, a heap handle) for each buffer the body allocates, for each vie
 one, and for each argument it passes to the condition and the body (a new handle on the loop
 carry's storage), and reads the condition back through ``at::item``. In posteriordb's
 hmm_example (a forward-algorithm ``scan`` inside NUTS, 4 x 2 numbers per step) making and
-freeing those handles was ~55 % of the samples of a warm run and the fused kernels 25 %.
+freeing those handles was ~55 % of the samples of a warm run and the fused kernels 25 %. With
+the rewrite (float64, 4 chains, 1000 + 1000, warm, same draws): hmm_example 19.9 -> 11.9 s,
+garch11 9.5 -> 4.1 s, gp_pois_regr 33.9 -> 27.5 s, nes2000 13.7 -> 7.0 s.
 
 :func:`hoist` rewrites the wrapper's source, innermost loop first:
 
@@ -47,7 +49,7 @@ _ARRAY = re.compile(r"static constexpr int64_t (?:(\w+)\[\] = \{[^}]*\}|\*(\w+)=
 _ITEM = re.compile(r"AOTI_TORCH_ERROR_CODE_CHECK\(aoti_torch_item_bool\((\w+_cond_result), "
                    r"&(\w+)\)\);")
 _ATEN = re.compile(r"AOTI_TORCH_ERROR_CODE_CHECK\(aoti_torch_cpu_\w+\(")
-_CALL = re.compile(r"\w+\(")
+_KERNEL = re.compile(r"cpp_\w+\(")
 _OUT = re.compile(r"&(\w+)_handle\b")
 _WORD = re.compile(r"\w+")
 _LOOP = "while (1) {"
@@ -123,8 +125,7 @@ class _Body:
                 if self.local(view.group(1), {i}, seen):
                     continue
                 return False
-            if _CALL.match(text) and not text.startswith("AOTI_TORCH") and \
-                    not ref.search(text.replace(f"{name}.data_ptr()", "")):
+            if _KERNEL.match(text) and not ref.search(text.replace(f"{name}.data_ptr()", "")):
                 continue                                    # a kernel's pointer
             if _ATEN.match(text) and all(                   # an ATen call's input
                     self.local(out, self._decl(out, i), seen) for out in _OUT.findall(text)):
