@@ -1,8 +1,10 @@
 """The rewrite of AOTInductor's C++ loops (``ppl.backends.torch.aot_hoisting``) on wrapper text
 in the forms torch 2.13 writes: what moves in front of a loop, what must stay (anything that
 outlives an iteration), arguments as references, the condition read from its data. The
-compiled libraries' values are checked against NumPy in ``tests/inference/test_torch_aot_loops.py``."""
+compiled libraries' values are checked against NumPy in
+``tests/inference/test_torch_aot_loops.py``."""
 
+import re
 import textwrap
 
 from ppl.backends.torch.aot_hoisting import hoist
@@ -18,7 +20,7 @@ while (1) {
     RAIIAtenTensorHandle c_arg0(c_arg0_handle);
     static constexpr int64_t *int_array_1=nullptr;
     AtenTensorHandle c_buf0_handle;
-    AOTI_TORCH_ERROR_CODE_CHECK(aoti_torch_empty_strided(0, int_array_1, int_array_1, cached_torch_dtype_bool, cached_torch_device_type_cpu, this->device_idx_, &c_buf0_handle));
+    EMPTY(0, c_buf0, int_array_1, int_array_1, bool)
     RAIIAtenTensorHandle c_buf0(c_buf0_handle);
     cpp_fused_lt_0((const int64_t*)(c_arg0.data_ptr()), (bool*)(c_buf0.data_ptr()));
     c_arg0.reset();
@@ -33,13 +35,13 @@ while (1) {
     static constexpr int64_t int_array_2[] = {4L, 2L};
     static constexpr int64_t int_array_3[] = {2L, 1L};
     AtenTensorHandle b_buf0_handle;
-    AOTI_TORCH_ERROR_CODE_CHECK(aoti_torch_empty_strided(2, int_array_2, int_array_3, cached_torch_dtype_float64, cached_torch_device_type_cpu, this->device_idx_, &b_buf0_handle));
+    EMPTY(2, b_buf0, int_array_2, int_array_3, float64)
     RAIIAtenTensorHandle b_buf0(b_buf0_handle);
-    auto b_buf1 = wrap_with_raii_handle_if_needed(reinterpret_tensor_wrapper(b_buf0, 2, int_array_2, int_array_3, 0L));  // alias
+    VIEW(b_buf1, b_buf0, int_array_2, int_array_3)
     AtenTensorHandle b_buf2_handle;
-    AOTI_TORCH_ERROR_CODE_CHECK(aoti_torch_empty_strided(2, int_array_2, int_array_3, cached_torch_dtype_float64, cached_torch_device_type_cpu, this->device_idx_, &b_buf2_handle));
+    EMPTY(2, b_buf2, int_array_2, int_array_3, float64)
     RAIIAtenTensorHandle b_buf2(b_buf2_handle);
-    cpp_fused_step_1((const double*)(b_arg0.data_ptr()), (double*)(b_buf1.data_ptr()), (double*)(b_buf2.data_ptr()));
+    cpp_fused_step_1(b_arg0.data_ptr(), b_buf1.data_ptr(), b_buf2.data_ptr());
     b_arg0.reset();
     b_buf0.reset();
     b_buf1.reset();
@@ -47,6 +49,14 @@ while (1) {
     carry_0 = std::move(b_buf2);
 }
 """
+# the two long lines in the wrapper's own words
+_LOOP = re.sub(r"EMPTY\((\d+), (\w+), (\w+), (\w+), (\w+)\)",
+               r"AOTI_TORCH_ERROR_CODE_CHECK(aoti_torch_empty_strided(\1, \3, \4, "
+               r"cached_torch_dtype_\5, cached_torch_device_type_cpu, this->device_idx_, "
+               r"&\2_handle));", _LOOP)
+_LOOP = re.sub(r"VIEW\((\w+), (\w+), (\w+), (\w+)\)",
+               r"auto \1 = wrap_with_raii_handle_if_needed(reinterpret_tensor_wrapper("
+               r"\2, 2, \3, \4, 0L));  // alias", _LOOP)
 
 
 def _rewritten(code=_LOOP):
