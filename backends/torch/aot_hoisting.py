@@ -48,7 +48,7 @@ _RESET = re.compile(r"(\w+)\.reset\(\);")
 _ARRAY = re.compile(r"static constexpr int64_t (?:(\w+)\[\] = \{[^}]*\}|\*(\w+)=nullptr);")
 _ITEM = re.compile(r"AOTI_TORCH_ERROR_CODE_CHECK\(aoti_torch_item_bool\((\w+_cond_result), "
                    r"&(\w+)\)\);")
-_ATEN = re.compile(r"AOTI_TORCH_ERROR_CODE_CHECK\(aoti_torch_cpu_\w+\(")
+_ATEN = re.compile(r"AOTI_TORCH_ERROR_CODE_CHECK\(aoti_torch_cpu_(\w+)\(")
 _KERNEL = re.compile(r"cpp_\w+\(")
 _OUT = re.compile(r"&(\w+)_handle\b")
 _WORD = re.compile(r"\w+")
@@ -107,9 +107,11 @@ class _Body:
     def resets(self, name):
         return [i for i in self.uses.get(name, ()) if self.text[i] == f"{name}.reset();"]
 
-    def local(self, name, decl, seen=None) -> bool:
+    def local(self, name, decl, seen=None, held=True) -> bool:
         """Whether nothing outliving an iteration can hold ``name`` (declared on the lines
-        ``decl``): every use reads it, or makes a view or result that is local too."""
+        ``decl``): every use reads it, or makes a view or result that is local too. ``held``:
+        ``name`` would be made once in front of the loop, so no line left in the loop may
+        reset it (a view reusing its storage inside a nested block does)."""
         seen = set() if seen is None else seen
         if name in seen:
             return True
@@ -121,14 +123,17 @@ class _Body:
                 continue
             view = _VIEW.fullmatch(text)
             if view and view.group(2) == name and \
-                    len(ref.findall(text)) == 1 + bool(view.group(5)):
-                if self.local(view.group(1), {i}, seen):
+                    len(ref.findall(text)) == 1 + bool(view.group(5)) and \
+                    not (held and view.group(5) and self.depths[i]):
+                if self.local(view.group(1), {i}, seen, held and not self.depths[i]):
                     continue
                 return False
             if _KERNEL.match(text) and not ref.search(text.replace(f"{name}.data_ptr()", "")):
                 continue                                    # a kernel's pointer
-            if _ATEN.match(text) and all(                   # an ATen call's input
-                    self.local(out, self._decl(out, i), seen) for out in _OUT.findall(text)):
+            aten = _ATEN.match(text)                        # an ATen call's input, not
+            if aten and not aten.group(1).endswith("_") and all(    # an in-place op's
+                    self.local(out, self._decl(out, i), seen, False)
+                    for out in _OUT.findall(text)):
                 continue
             return False
         return True
@@ -138,15 +143,26 @@ class _Body:
         return {at} | {i for i in self.uses.get(name, ())
                        if self.text[i] == f"RAIIAtenTensorHandle {name}({name}_handle);"}
 
-    def reads_only(self, name, decl) -> bool:
-        """Whether the body only reads the handle ``name`` (no ``std::move``, assignment or
-        release), so that a reference can stand for it."""
+    def reads_only(self, name, decl, source) -> bool:
+        """Whether the body only reads the handle ``name``, a new handle on ``source`` (no
+        ``std::move``, assignment or release of it), and only before ``source`` itself is
+        reset, assigned or moved (the suffix that sets the loop carry): a reference to
+        ``source`` then stands for it."""
+        changed = min((i for i in self.uses.get(source, ()) if _changes(self.text[i], source)),
+                      default=len(self.text))
         for i in self.uses.get(name, ()):
             text = self.text[i]
-            if i not in decl and (f"std::move({name})" in text or f"{name}.release()" in text
-                                  or re.search(rf"(?<!\w){name}\s*=[^=]", text)):
+            if i not in decl and text != f"{name}.reset();" and \
+                    (i >= changed or _changes(text, name)):
                 return False
         return True
+
+
+def _changes(text, name) -> bool:
+    """Whether the line ``text`` resets, assigns, moves or releases the handle ``name``."""
+    return (f"std::move({name})" in text or f"{name}.release()" in text
+            or text == f"{name}.reset();" or re.search(rf"(?<!\w){name}\s*=[^=]", text)
+            is not None)
 
 
 def _renamed(lines, start, end, depths):
@@ -185,7 +201,7 @@ def _loop(lines, start, names):
         drop.update(body.resets(name))
     references = {}
     for i, name, assign in body.triples(_ASSIGN):           # arguments: references
-        if body.reads_only(name, {i, i + 1, i + 2}):
+        if body.reads_only(name, {i, i + 1, i + 2}, assign.group(1)):
             references[i] = f"auto& {name} = {assign.group(1)};"
             drop.update((i + 1, i + 2))
             drop.update(body.resets(name))

@@ -181,3 +181,40 @@ def test_nested_loops_hoist_outwards():
 def test_code_without_loops_is_unchanged():
     code = "void f() {\n    AtenTensorHandle a_handle;\n}\n"
     assert hoist(code) == code
+
+
+def test_argument_read_after_its_carry_is_set_stays_a_new_handle():
+    """The body's result a view of its argument, taken in the suffix after the carry was
+    set anew: a reference would see the new carry (or none after its reset), a handle of its
+    own keeps the old storage."""
+    view = ("    carry_1.reset();\n    carry_1 = std::move(wrap_with_raii_handle_if_needed("
+            "reinterpret_tensor_wrapper(b_arg0, 1, int_array_2, int_array_3, 1L)));\n")
+    code = _variant("    carry_0 = std::move(b_buf2);\n",
+                    "    carry_0 = std::move(b_buf2);\n" + view)
+    code = code.replace("    b_arg0.reset();\n", "")
+    _, loop = _in_loop(_rewritten(code))
+    assert "auto& b_arg0 = carry_0;" not in loop
+    assert "RAIIAtenTensorHandle b_arg0(b_arg0_handle);" in loop
+    assert "auto& c_arg0 = carry_0;" in loop            # read before the suffix: a reference
+
+
+def test_reuse_in_a_nested_block_keeps_the_buffer_in_the_loop():
+    """A view that reuses a buffer's storage and resets the buffer, inside a block of the
+    body (not hoisted with it), would reset the hoisted buffer: the buffer stays."""
+    code = _variant("    b_buf0.reset();\n",
+                    "    if (flag) {\n        auto b_buf7 = wrap_with_raii_handle_if_needed("
+                    "reinterpret_tensor_wrapper(b_buf0, 2, int_array_2, int_array_3, 0L)); "
+                    "b_buf0.reset();  // reuse\n        cpp_fused_more_3(b_buf7.data_ptr());\n"
+                    "        b_buf7.reset();\n    }\n")
+    front, loop = _in_loop(_rewritten(code))
+    assert "RAIIAtenTensorHandle b_buf0(b_buf0_handle);" in loop
+
+
+def test_in_place_aten_call_keeps_its_input_in_the_loop():
+    """An in-place ATen op (its name ends in ``_``) may make its argument share another
+    tensor's storage: not a plain read."""
+    code = _variant("    b_buf0.reset();\n",
+                    "    AOTI_TORCH_ERROR_CODE_CHECK(aoti_torch_cpu_set_(b_buf0, carry_0));\n"
+                    "    b_buf0.reset();\n")
+    front, loop = _in_loop(_rewritten(code))
+    assert "RAIIAtenTensorHandle b_buf0(b_buf0_handle);" in loop
