@@ -25,7 +25,7 @@ garch11 9.5 -> 4.1 s, gp_pois_regr 33.9 -> 27.5 s, nes2000 13.7 -> 7.0 s.
 
 The rewrite is on text, line by line, and only takes lines in the exact forms the wrapper
 writes; anything else stays as it was. Compiled libraries are checked against the eager graph
-before any sampler uses them (``aot_loops.check``).
+before any sampler uses them (``compile_worker._check``, in a process of its own).
 """
 
 from __future__ import annotations
@@ -44,7 +44,6 @@ _VIEW = re.compile(r"auto (\w+) = wrap_with_raii_handle_if_needed\(reinterpret_t
 _MOVE = re.compile(r"auto (\w+) = std::move\((\w+)\);  // reuse")
 _ASSIGN = re.compile(r"AOTI_TORCH_ERROR_CODE_CHECK\(aoti_torch_assign_tensors_out\((\w+), "
                      r"&(\w+)_handle\)\);")
-_RESET = re.compile(r"(\w+)\.reset\(\);")
 _ARRAY = re.compile(r"static constexpr int64_t (?:(\w+)\[\] = \{[^}]*\}|\*(\w+)=nullptr);")
 _ITEM = re.compile(r"AOTI_TORCH_ERROR_CODE_CHECK\(aoti_torch_item_bool\((\w+_cond_result), "
                    r"&(\w+)\)\);")

@@ -16,11 +16,13 @@ dominate). Loading: ~1 ms against 1.5-2.5 s.
 Only graphs without a ``scan`` go this way (:mod:`ppl.backends.torch.scan_lowering` rewrites
 most scans as loops), and only through the compile worker, which runs the library once on the
 first call's inputs in a separate process and compares it with the graph run eagerly before
-any sampler uses it (:func:`check`): AOTInductor's code for a scan crashed the process on some
-graphs. Two faults of torch 2.13's C++ wrapper are mended while compiling: a branch or loop
-body that returns one buffer in two places moved it twice, leaving the second output empty
-(:func:`_suffix`), and a loop's invariant input that is a view of a buffer was a temporary
-handle freed after its first use (:func:`_while_loop`); either crashed at the next iteration.
+any sampler uses it (``compile_worker._check``): AOTInductor's code for a scan crashed the
+process on some graphs. Two faults of torch 2.13's C++ wrapper are mended while compiling: a
+branch or loop body that returns one buffer in two places moved it twice, leaving the second
+output empty (:func:`_suffix`), and a loop's invariant input that is a view of a buffer was a
+temporary handle freed after its first use (:func:`_while_loop`); either crashed at the next
+iteration. The wrapper's loops are then rewritten to make their tensors once, not at every
+iteration, where nothing outlives an iteration (:mod:`ppl.backends.torch.aot_hoisting`).
 """
 
 from __future__ import annotations
@@ -34,6 +36,7 @@ import torch
 from ppl.backends.torch import aot_hoisting
 from ppl.backends.torch.loop_graphs import fake_inputs, loop_config
 from ppl.backends.torch.scan_lowering import has_scans
+from ppl.backends.torch.tracing import env_switch
 
 __all__ = ["enabled", "eligible", "compile_library", "companion", "load"]
 
@@ -41,10 +44,7 @@ __all__ = ["enabled", "eligible", "compile_library", "companion", "load"]
 def enabled() -> bool:
     """Whether loop graphs compile with AOTInductor where they can (``PPL_TORCH_AOT``: ``1``,
     the default, or ``0``)."""
-    mode = os.environ.get("PPL_TORCH_AOT", "1")
-    if mode not in ("0", "1"):
-        raise ValueError(f"PPL_TORCH_AOT must be 0 or 1, got {mode!r}.")
-    return mode == "1"
+    return env_switch("PPL_TORCH_AOT")
 
 
 def eligible(gm) -> bool:
@@ -114,10 +114,7 @@ def _while_loop(original):
 def hoisting() -> bool:
     """Whether the C++ wrapper's loops are rewritten by :func:`aot_hoisting.hoist`
     (``PPL_TORCH_AOT_HOIST``: ``1``, the default, or ``0``)."""
-    mode = os.environ.get("PPL_TORCH_AOT_HOIST", "1")
-    if mode not in ("0", "1"):
-        raise ValueError(f"PPL_TORCH_AOT_HOIST must be 0 or 1, got {mode!r}.")
-    return mode == "1"
+    return env_switch("PPL_TORCH_AOT_HOIST")
 
 
 def _hoisted(compile_):

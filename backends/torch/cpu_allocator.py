@@ -36,6 +36,8 @@ import threading
 
 import torch
 
+from ppl.backends.torch.tracing import env_switch
+
 __all__ = ["enabled", "install", "remove", "active", "free_bytes"]
 
 _SOURCE = r"""
@@ -159,10 +161,7 @@ _depth = [0]                        # nested installs (sampling scopes) in this 
 def enabled() -> bool:
     """Whether samplers use the caching allocator (``PPL_TORCH_CPU_CACHE``: ``1``, the
     default, or ``0``)."""
-    mode = os.environ.get("PPL_TORCH_CPU_CACHE", "1")
-    if mode not in ("0", "1"):
-        raise ValueError(f"PPL_TORCH_CPU_CACHE must be 0 or 1, got {mode!r}.")
-    return mode == "1"
+    return env_switch("PPL_TORCH_CPU_CACHE")
 
 
 def _debug(*what):

@@ -307,6 +307,15 @@ def env_count(name: str, default: int, minimum: int) -> int:
         raise ValueError(f"{name} must be an integer >= {minimum}, got {raw!r}.") from None
 
 
+def env_switch(name: str, default: bool = True) -> bool:
+    """The on/off setting ``name`` of the environment (``1`` or ``0``; ``default`` when
+    unset); a clear error naming the variable for any other value."""
+    raw = os.environ.get(name, "1" if default else "0")
+    if raw not in ("0", "1"):
+        raise ValueError(f"{name} must be 0 or 1, got {raw!r}.")
+    return raw == "1"
+
+
 def _upgrade_after() -> int:
     return env_count("PPL_TORCH_INDUCTOR_AFTER", 1000, minimum=1)
 
