@@ -6,8 +6,10 @@ the op tables and the dtype/device policy; ``ppl.backends.numpy``, ``ppl.backend
 (``core``, ``special``, ``linalg``, ``nn``, ``random``, ``autodiff``, ``control_flow``,
 ``compile``). ``ppl.backends.tree`` holds the pytree helpers every layer uses.
 
-``BACKENDS`` maps a backend name to its folder, its class, the packages it needs and the pip
-extra that installs them. Adding a backend means adding one folder and one line here.
+``BACKENDS`` maps a backend name to its folder, its class, the packages it needs, the pip
+extra that installs them and whether its first run is worth warming up in another process
+(``warm_up_ahead``: the run compiles for long into an on-disk cache that later processes
+read, as torch's loops do). Adding a backend means adding one folder and one line here.
 """
 
 from __future__ import annotations
@@ -36,12 +38,16 @@ class _Entry(NamedTuple):
     cls: str
     requires: tuple[str, ...]
     extra: str | None
+    #: a short run of the same model in another process (while other backends run, e.g. in
+    #: ``ppl compare``) leaves what this process's run would compile in an on-disk cache
+    warm_up_ahead: bool = False
 
 
 BACKENDS: dict[str, _Entry] = {
     "numpy": _Entry("ppl.backends.numpy", "NumpyBackend", ("numpy", "autograd"), None),
     "jax": _Entry("ppl.backends.jax", "JaxBackend", ("jax",), "jax"),
-    "torch": _Entry("ppl.backends.torch", "TorchBackend", ("torch",), "torch"),
+    "torch": _Entry("ppl.backends.torch", "TorchBackend", ("torch",), "torch",
+                    warm_up_ahead=True),
     "tensorflow": _Entry("ppl.backends.tensorflow", "TensorflowBackend",
                          ("tensorflow", "tensorflow_probability"), "tensorflow"),
 }

@@ -12,7 +12,10 @@ import numpy as np
 
 from ppl import handlers, ops
 from ppl._state import use_backend
-from ppl.comparison import STATUSES, check_backends, compare, load_reference
+from ppl.backends import BACKENDS
+from ppl.comparison import STATUSES, WarmUp, check_backends, compare, load_reference
+from ppl.comparison._ahead import WARM_UP_ITERATIONS
+from ppl.comparison._runs import run_backend
 
 __all__ = ["add_parser", "run"]
 
@@ -32,7 +35,11 @@ exit status:
 
 FILE.py may also define KERNEL_KWARGS (or NUTS_KWARGS), a dict of NUTS options, and
 ALLOW_DIVERGENCES (True, or the number of divergences a backend may have and still count as
-converged)."""
+converged).
+
+A backend whose first run compiles for long into an on-disk cache (torch) is warmed up by a
+short run in a background process while the other backends run, and runs last; its line in
+the table says how long the warm-up took. --sequential runs every backend here, in order."""
 
 
 def add_parser(sub):
@@ -62,6 +69,11 @@ def add_parser(sub):
     p.add_argument("--html", default=None, metavar="OUT.html",
                    help="write one self-contained HTML page (tables and plots)")
     p.add_argument("--no-progress", action="store_true", help="hide progress bars")
+    p.add_argument("--sequential", action="store_true",
+                   help="no warm-up runs in background processes: every backend runs in this "
+                        "process, in the order given, alone on the CPU")
+    # the warm-up run itself (in the background process: ppl.comparison._ahead)
+    p.add_argument("--warm-up", default=None, metavar="BACKEND", help=argparse.SUPPRESS)
     p.set_defaults(func=run)
     return p
 
@@ -143,7 +155,50 @@ def _write_outputs(report, args):
         print(f"HTML report written to {report.to_html(args.html)}")
 
 
+def _start_warm_ups(args, names) -> dict[str, WarmUp]:
+    """Warm-up runs in background processes for the backends that gain from one
+    (``BACKENDS[name].warm_up_ahead``), when another backend runs meanwhile."""
+    ahead = [n for n in names if BACKENDS[n].warm_up_ahead]
+    if args.sequential or not ahead or len(ahead) == len(names):
+        return {}
+    warmup, samples = (min(getattr(args, f"num_{phase}"), most)
+                       for phase, most in zip(("warmup", "samples"), WARM_UP_ITERATIONS))
+    return {n: WarmUp(n, [sys.executable, "-m", "ppl", "compare", args.target, "--warm-up", n,
+                          "--dtype", args.dtype, "--num-chains", str(args.num_chains),
+                          "--num-warmup", str(warmup), "--num-samples", str(samples),
+                          "--seed", str(args.seed), "--no-progress"])
+            for n in ahead}
+
+
+def _warm_up(args) -> int:
+    """The warm-up run (``--warm-up BACKEND``): the model on that backend, draws dropped."""
+    try:
+        model, data, kernel_kwargs, max_divergences = _load(args.target)
+    except BadInput as err:
+        print(f"ppl compare: error: {err}", file=sys.stderr)
+        return 2
+    run = run_backend(args.warm_up, model, (), data, dtype=args.dtype, seed=args.seed,
+                      mcmc_kwargs={"num_warmup": args.num_warmup,
+                                   "num_samples": args.num_samples,
+                                   "num_chains": args.num_chains, "progress_bar": False},
+                      kernel_kwargs=kernel_kwargs, max_divergences=max_divergences)
+    if not run.ok:
+        print(f"ppl compare: warm-up on {args.warm_up} failed: {run.error}", file=sys.stderr)
+    return 0 if run.ok else 3
+
+
 def run(args) -> int:
+    if args.warm_up is not None:
+        return _warm_up(args)
+    warm_ups: dict[str, WarmUp] = {}
+    try:
+        return _run(args, warm_ups)
+    finally:
+        for warm_up in warm_ups.values():
+            warm_up.stop()
+
+
+def _run(args, warm_ups) -> int:
     try:
         names = None
         if args.backends is not None:
@@ -159,6 +214,7 @@ def run(args) -> int:
         if not 0.0 < args.alpha < 1.0:
             raise BadInput(f"--alpha must be in (0, 1), got {args.alpha}")
         model, data, kernel_kwargs, max_divergences = _load(args.target)
+        warm_ups.update(_start_warm_ups(args, names))
         sites = _preflight(model, data, args.dtype)
         reference = _reference(args.reference, sites) if args.reference else None
     except BadInput as err:
@@ -169,7 +225,7 @@ def run(args) -> int:
                          num_samples=args.num_samples, num_chains=args.num_chains,
                          seed=args.seed, dtype=args.dtype, progress_bar=not args.no_progress,
                          alpha=args.alpha, kernel_kwargs=kernel_kwargs, reference=reference,
-                         max_divergences=max_divergences, **data)
+                         max_divergences=max_divergences, warm_ups=warm_ups, **data)
     except KeyboardInterrupt:
         print("ppl compare: interrupted", file=sys.stderr)
         return 130

@@ -6,6 +6,7 @@ whether the posteriors agree within Monte Carlo error (and with a reference, if 
 * :mod:`~ppl.comparison._mcse` -- statistics and their MCSEs per element;
 * :mod:`~ppl.comparison._verdict` -- the decision rule (z-tests, Holm correction);
 * :mod:`~ppl.comparison._runs` / :mod:`~ppl.comparison._reference` -- the result sets;
+* :mod:`~ppl.comparison._ahead` -- warm-up runs in background processes (``ppl compare``);
 * :mod:`~ppl.comparison._report` -- :class:`ComparisonReport` and its outputs
   (:mod:`~ppl.comparison._table`, :mod:`~ppl.comparison._plots`, :mod:`~ppl.comparison._html`).
 """
@@ -16,12 +17,13 @@ from collections import Counter
 
 from ppl._state import available_backends
 from ppl.backends import BACKENDS
+from ppl.comparison._ahead import WarmUp
 from ppl.comparison._reference import Reference, load_reference
 from ppl.comparison._report import STATUSES, ComparisonReport
 from ppl.comparison._runs import BackendRun, run_backend
 
 __all__ = ["compare", "ComparisonReport", "BackendRun", "Reference", "load_reference",
-           "STATUSES", "check_backends"]
+           "STATUSES", "check_backends", "WarmUp"]
 
 
 def check_backends(backends, *, has_reference: bool) -> list[str]:
@@ -49,7 +51,8 @@ def check_backends(backends, *, has_reference: bool) -> list[str]:
 def compare(model, *args, backends=None, num_warmup: int = 1000, num_samples: int = 1000,
             num_chains: int = 4, seed: int = 0, dtype: str = "float32",
             progress_bar: bool = True, alpha: float = 0.01, kernel_kwargs=None,
-            reference=None, max_divergences: int = 0, **kwargs) -> ComparisonReport:
+            reference=None, max_divergences: int = 0, warm_ups=None,
+            **kwargs) -> ComparisonReport:
     """Sample ``model(*args, **kwargs)`` with NUTS on each backend and compare.
 
     Every scalar element of every site is judged on its mean, sd and 5 % / 95 % quantiles,
@@ -77,6 +80,11 @@ def compare(model, *args, backends=None, num_warmup: int = 1000, num_samples: in
         ``{site: draws (chains, draws, ...)}``; see :func:`load_reference`.
     max_divergences
         Divergent transitions a backend may have and still count as converged (default 0).
+    warm_ups
+        ``{backend name: WarmUp}``: warm-up runs started elsewhere (``ppl compare`` starts
+        them, :mod:`~ppl.comparison._ahead`). Those backends run last, each once its warm-up
+        has ended; the warm-up's seconds are in the run's ``timings["ahead"]``. Warm-ups still
+        running when this returns or raises are stopped.
 
     Returns
     -------
@@ -113,13 +121,27 @@ def compare(model, *args, backends=None, num_warmup: int = 1000, num_samples: in
         ref = reference if isinstance(reference, Reference) else load_reference(reference)
     mcmc_kwargs = {"num_warmup": num_warmup, "num_samples": num_samples,
                    "num_chains": num_chains, "progress_bar": progress_bar}
+    warm_ups = dict(warm_ups or {})
     runs = []
-    for name in names:
-        if progress_bar:
-            print(f"== {name} ({dtype}) ==", flush=True)
-        runs.append(run_backend(name, model, args, kwargs, dtype=dtype, seed=seed,
-                                mcmc_kwargs=mcmc_kwargs, kernel_kwargs=dict(kernel_kwargs or {}),
-                                max_divergences=max_divergences))
+    try:
+        for name in [n for n in names if n not in warm_ups] + \
+                [n for n in names if n in warm_ups]:
+            ahead = None
+            if name in warm_ups:
+                if progress_bar:
+                    print(f"== {name}: waiting for its warm-up ==", flush=True)
+                ahead = warm_ups[name].wait()
+            if progress_bar:
+                print(f"== {name} ({dtype}) ==", flush=True)
+            run = run_backend(name, model, args, kwargs, dtype=dtype, seed=seed,
+                              mcmc_kwargs=mcmc_kwargs, kernel_kwargs=dict(kernel_kwargs or {}),
+                              max_divergences=max_divergences)
+            if ahead is not None:
+                run.timings["ahead"] = ahead
+            runs.append(run)
+    finally:
+        for warm_up in warm_ups.values():
+            warm_up.stop()
     settings = {"num_warmup": num_warmup, "num_samples": num_samples, "num_chains": num_chains,
                 "seed": seed, "dtype": dtype, "alpha": alpha, "max_divergences": max_divergences}
     return ComparisonReport(runs, settings, reference=ref)

@@ -9,7 +9,7 @@ import io
 import math
 
 from ppl.comparison import _plots
-from ppl.comparison._table import fmt, verdict_line
+from ppl.comparison._table import fmt, verdict_line, warm_up_notes
 
 __all__ = ["render"]
 
@@ -125,6 +125,7 @@ def render(report) -> str:
         "<h2>Backends</h2>", _backends(report),
         "<p class='muted'>compile: model setup, tracing and compilation; ESS/s: smallest bulk "
         "ESS per second of the whole run (and of sampling alone).</p>",
+        *(f"<p class='muted'>{_e(note)}</p>" for note in warm_up_notes(report)),
     ]
     if report.reference is not None:
         ref = report.reference

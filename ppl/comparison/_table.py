@@ -58,7 +58,27 @@ def _backend_table(report) -> list[str]:
                      f"{r.divergences:>12d}")
     lines.append("ESS/s: smallest bulk ESS per second of the whole run (sampl.: of sampling "
                  "alone); compile includes model setup and tracing.")
+    lines.extend(warm_up_notes(report))
     return lines
+
+
+def warm_up_notes(report) -> list[str]:
+    """A line per backend that ran after a warm-up in a background process
+    (:mod:`~ppl.comparison._ahead`): how long it took, and that the others shared the CPU."""
+    notes = []
+    for r in report.runs:
+        seconds = r.timings.get("ahead")
+        if seconds is None:
+            continue
+        if math.isfinite(seconds):
+            notes.append(f"{r.name} ran last, after a warm-up run in a background process "
+                         f"({seconds:.1f} s, while the backends above ran and shared the CPU "
+                         f"with it); its compile is what the warm-up left to do "
+                         f"(--sequential: none).")
+        else:
+            notes.append(f"{r.name}'s warm-up run in a background process failed; "
+                         f"{r.name} compiled in this process.")
+    return notes
 
 
 def _columns(report):

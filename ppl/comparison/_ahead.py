@@ -1,0 +1,60 @@
+"""Warm-up runs in background processes, for backends whose first run compiles for long.
+
+torch compiles its sampler's loops (inductor, then g++) into an on-disk cache that any later
+process reads (``ppl.backends.BACKENDS[name].warm_up_ahead``). On a cold cache that compile is
+most of the backend's first run (eight schools: ~30 of ~35 s), and it keeps one core busy while
+the other waits. ``ppl compare`` therefore starts a short run of the same model on such a
+backend in a separate process at its start (:class:`WarmUp`), runs the other backends
+meanwhile, and runs that backend last, once its warm-up has ended: the run it reports then
+finds its loops compiled. The warm-up's draws are thrown away; its duration is reported
+(``timings["ahead"]``), and so is that the other backends shared the CPU with it.
+"""
+
+from __future__ import annotations
+
+import math
+import subprocess
+import threading
+import time
+
+__all__ = ["WarmUp", "WARM_UP_ITERATIONS"]
+
+#: warmup and sampling iterations of a warm-up run (at most): enough for torch to compile a
+#: NUTS trajectory's loop (after 20 calls) and to run the compiled loop once
+WARM_UP_ITERATIONS = (100, 20)
+
+
+class WarmUp:
+    """A warm-up run of backend ``name`` in a separate process running ``argv``, started now.
+
+    It writes nothing: its output is discarded, and a warm-up that fails leaves the backend's
+    run here to compile as it would have without it.
+    """
+
+    def __init__(self, name: str, argv: list[str]):
+        self.name = name
+        self._seconds = math.nan
+        start = time.perf_counter()
+        self._process = subprocess.Popen(argv, stdin=subprocess.DEVNULL,
+                                         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        self._watch = threading.Thread(target=self._time, args=(start,), daemon=True)
+        self._watch.start()
+
+    def _time(self, start: float) -> None:
+        if self._process.wait() == 0:
+            self._seconds = time.perf_counter() - start
+
+    def wait(self) -> float:
+        """Wait for the warm-up to end; the wall seconds it ran (NaN if it failed)."""
+        self._watch.join()
+        return self._seconds
+
+    def stop(self) -> None:
+        """End the warm-up if it still runs (an interrupted or failed comparison)."""
+        if self._process.poll() is None:
+            self._process.terminate()
+            try:
+                self._process.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                self._process.kill()
+                self._process.wait()
