@@ -6,9 +6,11 @@ one."""
 
 from __future__ import annotations
 
+import concurrent.futures
 import contextlib
 import functools
 import os
+import threading
 import warnings
 
 import torch
@@ -16,7 +18,11 @@ import torch
 from ppl.backends.torch import tracing as _tracing
 
 __all__ = ["compile_graph", "fake_inputs", "loop_config", "cache_folder", "constants_to_inputs",
-           "lift_constants", "mostly_same", "fresh"]
+           "lift_constants", "mostly_same", "fresh", "start_probes"]
+
+#: the file in :func:`cache_folder` that says this cache has seen the probes (:func:`start_probes`)
+_PROBED = "isa_probed"
+_probing: threading.Thread | None = None
 
 
 def loop_config() -> dict:
@@ -29,6 +35,8 @@ def loop_config() -> dict:
     # contiguous, and the wrapper checked ~34 of them per leapfrog (eight schools, 4 chains:
     # 234 -> 200 us per leapfrog). Not ``memory_planning`` (buffer pools: 1.7x slower). Not
     # ``cpp.simdlen=1``: inductor's scalar code got the counter-based draws wrong
+    if _probing is not None:
+        _probing.join()
     return {"cpp_wrapper": os.environ.get("PPL_TORCH_LOOP_CPP", "0") == "1",
             "compile_threads": 1, "size_asserts": False, "cpp.vec_isa_ok": _vec_isa_ok()}
 
@@ -40,6 +48,32 @@ def cache_folder() -> str:
     path = os.path.join(cache_dir(), "ppl_loops")
     os.makedirs(path, exist_ok=True)
     return path
+
+
+def start_probes() -> None:
+    """Run the instruction-set probes of a first compile in a background thread (once per
+    process, and only while this cache has not seen them): :func:`_vec_isa_ok` and inductor's
+    own (``valid_vec_isa_list``: AVX-512 BF16/FP16, AMX) build a test library each with g++ and
+    load it in a new Python process, one after another. On a cold cache they held the first
+    loop's compile back by ~7 s (eight schools); started when the backend is, they run while
+    the model is set up and traced (waiting on g++ and the loader, not on the GIL).
+    :func:`loop_config` waits for them."""
+    global _probing
+    if _probing is not None or os.path.exists(os.path.join(cache_folder(), _PROBED)):
+        return
+    _probing = threading.Thread(target=_probe, name="ppl-isa-probes", daemon=True)
+    _probing.start()
+
+
+def _probe() -> None:
+    try:
+        _vec_isa_ok()
+        from torch._inductor.cpu_vec_isa import valid_vec_isa_list
+        valid_vec_isa_list()      # cached in this process: the compile does not probe again
+        with open(os.path.join(cache_folder(), _PROBED), "w") as f:
+            f.write("1")
+    except Exception:         # noqa: BLE001 - the compile probes for itself
+        pass
 
 
 @functools.cache
@@ -66,7 +100,9 @@ def _vec_isa_ok():
                                    get_compiler_version_info(compiler))).encode()).hexdigest()
         marker = os.path.join(cache_folder(), f"vec_isa_{key[:24]}")
         if not os.path.exists(marker):
-            ok = all(v.check_build(isa.VecISA._avx_code) for v in listed)
+            # each a g++ build and a new process loading it: side by side
+            with concurrent.futures.ThreadPoolExecutor(max(len(listed), 1)) as pool:
+                ok = all(pool.map(lambda v: v.check_build(isa.VecISA._avx_code), listed))
             with open(marker, "w") as f:
                 f.write("1" if ok else "0")
         with open(marker) as f:
