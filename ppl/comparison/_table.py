@@ -73,8 +73,8 @@ def warm_up_notes(report) -> list[str]:
         if math.isfinite(seconds):
             notes.append(f"{r.name} ran last, after a warm-up run in a background process "
                          f"({seconds:.1f} s, while the backends above ran and shared the CPU "
-                         f"with it); its compile is what the warm-up left to do "
-                         f"(--sequential: none).")
+                         f"with it); its compile is what the warm-up left to do. "
+                         f"(ppl compare --sequential runs without warm-ups.)")
         else:
             notes.append(f"{r.name}'s warm-up run in a background process failed; "
                          f"{r.name} compiled in this process.")
