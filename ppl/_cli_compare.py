@@ -6,7 +6,9 @@ import argparse
 import importlib.util
 import inspect
 import os
+import signal
 import sys
+import threading
 
 import numpy as np
 
@@ -191,11 +193,20 @@ def run(args) -> int:
     if args.warm_up is not None:
         return _warm_up(args)
     warm_ups: dict[str, WarmUp] = {}
+    # a SIGTERM (a timeout, CI) ends the comparison through its clean-up too: no warm-up left
+    on_main = threading.current_thread() is threading.main_thread()
+    previous = signal.signal(signal.SIGTERM, _terminated) if on_main else None
     try:
         return _run(args, warm_ups)
     finally:
         for warm_up in warm_ups.values():
             warm_up.stop()
+        if on_main:
+            signal.signal(signal.SIGTERM, signal.SIG_DFL if previous is None else previous)
+
+
+def _terminated(signum, frame):
+    raise SystemExit(128 + signum)
 
 
 def _run(args, warm_ups) -> int:

@@ -37,7 +37,6 @@ from ppl.backends.torch.compile import TorchCompile
 from ppl.backends.torch.control_flow import TorchControlFlow
 from ppl.backends.torch.core import _DTYPES, TorchCore
 from ppl.backends.torch.linalg import TorchLinalg
-from ppl.backends.torch.loop_graphs import start_probes
 from ppl.backends.torch.nn import TorchNN
 from ppl.backends.torch.random import TorchRandom
 from ppl.backends.torch.special import TorchSpecial
@@ -66,8 +65,6 @@ class TorchBackend(TorchCore, TorchSpecial, TorchLinalg, TorchNN, TorchRandom, T
         self._float = _DTYPES[dtype]
         self._device = None if device is None else _to_device(device)
         self._gen_device = self._device or torch.device("cpu")
-        if self._compiles_loops():    # a cold cache: the first compile's probes, early
-            start_probes()
 
 
 def _to_device(device) -> torch.device:

@@ -20,9 +20,9 @@ from ppl.backends.torch import tracing as _tracing
 __all__ = ["compile_graph", "fake_inputs", "loop_config", "cache_folder", "constants_to_inputs",
            "lift_constants", "mostly_same", "fresh", "start_probes"]
 
-#: the file in :func:`cache_folder` that says this cache has seen the probes (:func:`start_probes`)
+#: the file in :func:`cache_folder` that says this cache has seen the probes (:func:`start_probes`;
+#: only a hint: :func:`_vec_isa_ok`'s own marker is keyed by torch, the compiler and the CPU)
 _PROBED = "isa_probed"
-_probing: threading.Thread | None = None
 
 
 def loop_config() -> dict:
@@ -35,8 +35,7 @@ def loop_config() -> dict:
     # contiguous, and the wrapper checked ~34 of them per leapfrog (eight schools, 4 chains:
     # 234 -> 200 us per leapfrog). Not ``memory_planning`` (buffer pools: 1.7x slower). Not
     # ``cpp.simdlen=1``: inductor's scalar code got the counter-based draws wrong
-    if _probing is not None:
-        _probing.join()
+    _tracing.wait_probes()
     return {"cpp_wrapper": os.environ.get("PPL_TORCH_LOOP_CPP", "0") == "1",
             "compile_threads": 1, "size_asserts": False, "cpp.vec_isa_ok": _vec_isa_ok()}
 
@@ -52,35 +51,50 @@ def cache_folder() -> str:
 
 def start_probes() -> None:
     """Run the instruction-set probes of a first compile in a background thread (once per
-    process, and only while this cache has not seen them): :func:`_vec_isa_ok` and inductor's
-    own (``valid_vec_isa_list``: AVX-512 BF16/FP16, AMX) build a test library each with g++ and
-    load it in a new Python process, one after another. On a cold cache they held the first
-    loop's compile back by ~7 s (eight schools); started when the backend is, they run while
-    the model is set up and traced (waiting on g++ and the loader, not on the GIL).
-    :func:`loop_config` waits for them."""
-    global _probing
-    if _probing is not None or os.path.exists(os.path.join(cache_folder(), _PROBED)):
+    process, and only while this cache has not seen them): :func:`_vec_isa_ok` (its three
+    builds side by side) and inductor's own (``valid_vec_isa_list``: AVX-512 BF16/FP16, AMX,
+    one after another) build a test library each with g++ and load it in a new Python
+    process. On a cold cache they held the first loop's compile back by ~7 s (eight schools);
+    started at a loop's first call, they run while the sampler's first transitions run and
+    the loop is traced (waiting on g++ and the loader, not on the GIL). Every compile waits
+    for them first (``tracing.wait_probes``)."""
+    if _tracing.probes or os.path.exists(os.path.join(cache_folder(), _PROBED)):
         return
-    _probing = threading.Thread(target=_probe, name="ppl-isa-probes", daemon=True)
-    _probing.start()
+    thread = threading.Thread(target=_probe, name="ppl-isa-probes", daemon=True)
+    _tracing.probes.append(thread)
+    thread.start()
 
 
 def _probe() -> None:
     try:
-        _vec_isa_ok()
+        if not _vec_isa_ok():
+            return            # no marker: a later process probes again (inductor checks)
+        from torch._inductor import config
         from torch._inductor.cpu_vec_isa import valid_vec_isa_list
-        valid_vec_isa_list()      # cached in this process: the compile does not probe again
-        with open(os.path.join(cache_folder(), _PROBED), "w") as f:
-            f.write("1")
+        # as the compile will ask (no compile runs meanwhile: each waits for this thread),
+        # so that inductor's list is cached here and its base probes are not run again
+        with config.patch({"cpp.vec_isa_ok": True}):
+            valid_vec_isa_list()
+        _write_marker(os.path.join(cache_folder(), _PROBED))
     except Exception:         # noqa: BLE001 - the compile probes for itself
         pass
+
+
+def _write_marker(path: str) -> None:
+    """Write ``1`` to ``path`` at once (a temporary file renamed): a process interrupted
+    while writing leaves no marker, never an empty one."""
+    tmp = f"{path}.{os.getpid()}.tmp"
+    with open(tmp, "w") as f:
+        f.write("1")
+    os.replace(tmp, path)
 
 
 @functools.cache
 def _vec_isa_ok():
     """``True`` once every vector instruction set the CPU reports has been found to compile
     and load here (by this or an earlier process: a marker in the cache folder keyed by torch,
-    the compiler and the CPU's flags); ``None`` (inductor checks them itself) otherwise.
+    the compiler and the CPU's flags, written only when all passed); ``None`` (inductor checks
+    them itself) otherwise.
     Inductor's check builds a test library per instruction set and loads each in a new Python
     process: ~1 s in every process that compiles or loads a graph."""
     import hashlib
@@ -99,14 +113,18 @@ def _vec_isa_ok():
         key = hashlib.sha256(repr((torch.__version__, sorted(flags), compiler,
                                    get_compiler_version_info(compiler))).encode()).hexdigest()
         marker = os.path.join(cache_folder(), f"vec_isa_{key[:24]}")
-        if not os.path.exists(marker):
-            # each a g++ build and a new process loading it: side by side
-            with concurrent.futures.ThreadPoolExecutor(max(len(listed), 1)) as pool:
-                ok = all(pool.map(lambda v: v.check_build(isa.VecISA._avx_code), listed))
-            with open(marker, "w") as f:
-                f.write("1" if ok else "0")
-        with open(marker) as f:
-            return True if f.read().strip() == "1" else None
+        if os.path.exists(marker):
+            with open(marker) as f:
+                if f.read().strip() == "1":
+                    return True
+        # each a g++ build and a new process loading it: side by side. The marker only when
+        # all passed: a probe that failed (a Ctrl-C reaches g++ and the loader too) leaves
+        # none, and the next process probes again
+        with concurrent.futures.ThreadPoolExecutor(max(len(listed), 1)) as pool:
+            if not all(pool.map(lambda v: v.check_build(isa.VecISA._avx_code), listed)):
+                return None
+        _write_marker(marker)
+        return True
     except Exception:         # noqa: BLE001 - any doubt: inductor checks for itself
         return None
 

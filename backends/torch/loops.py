@@ -190,6 +190,8 @@ def _run(call, after: int):
                                                   call.kind))
             if worker.hot_before(entry.digest):   # compiled before: at this call
                 entry.calls = max(after - 1, entry.calls)
+            elif after > 0:       # it may compile: a cold cache's probes meanwhile
+                _start_probes()
             _tracing.loop_counting[0] = True    # pieces wait with upgrades (tracing.py)
             while len(_cache) > _MAX_LOOPS:     # the oldest first (dicts keep their order)
                 del _cache[next(iter(_cache))]
@@ -219,6 +221,13 @@ def _run(call, after: int):
         entry.graph, entry.failed = None, True
         return call.eager()
     return call.result(entry.out_def, list(out))
+
+
+def _start_probes():
+    try:
+        graphs.start_probes()
+    except Exception as e:    # noqa: BLE001 - an unusable cache folder: the compile says so
+        _debug("instruction-set probes not started", e)
 
 
 def _inputs(call, w, entry) -> list:

@@ -316,6 +316,18 @@ def env_switch(name: str, default: bool = True) -> bool:
     return raw == "1"
 
 
+#: the background threads probing the CPU's instruction sets for inductor
+#: (``loop_graphs.start_probes``): every compile waits for them (:func:`wait_probes`)
+probes: list[threading.Thread] = []
+
+
+def wait_probes() -> None:
+    """Wait for the instruction-set probes started in this process, if any: a compile must
+    not run beside them (inductor's probe results are shared, unlocked caches)."""
+    for thread in probes:
+        thread.join()
+
+
 def _upgrade_after() -> int:
     return env_count("PPL_TORCH_INDUCTOR_AFTER", 1000, minimum=1)
 
@@ -335,6 +347,7 @@ def _inductor(gm, tensors):
     # bypasses its FX graph cache. Static shapes: each signature has its own graph, and
     # symbolic sizes (duck-sized: equal sizes share a symbol) broke a 1-chain run
     fake_mode = FakeTensorMode(shape_env=ShapeEnv(), static_shapes=True)
+    wait_probes()
     with torch.no_grad(), tracing_context(TracingContext(fake_mode)):
         return compile_fx(_fresh_outputs(gm), [fake_mode.from_tensor(t) for t in tensors])
 

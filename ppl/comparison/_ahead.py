@@ -13,30 +13,39 @@ finds its loops compiled. The warm-up's draws are thrown away; its duration is r
 from __future__ import annotations
 
 import math
+import os
+import signal
 import subprocess
 import threading
 import time
 
-__all__ = ["WarmUp", "WARM_UP_ITERATIONS"]
+__all__ = ["WarmUp", "WARM_UP_ITERATIONS", "WARM_UP_SECONDS"]
 
 #: warmup and sampling iterations of a warm-up run (at most): enough for torch to compile a
 #: NUTS trajectory's loop (after 20 calls) and to run the compiled loop once
 WARM_UP_ITERATIONS = (100, 20)
+#: a warm-up still running this long after it started is stopped (the backend then compiles
+#: in the comparison's process, as without it)
+WARM_UP_SECONDS = 900.0
 
 
 class WarmUp:
     """A warm-up run of backend ``name`` in a separate process running ``argv``, started now.
 
-    It writes nothing: its output is discarded, and a warm-up that fails leaves the backend's
-    run here to compile as it would have without it.
+    What it leaves is the backend's on-disk cache; its output is discarded, and a warm-up
+    that fails leaves the backend's run here to compile as it would have without it. It runs
+    in its own session, so that a Ctrl-C at the terminal reaches the comparison only, which
+    then stops it (:meth:`stop`: the whole process group, its compilers included).
     """
 
     def __init__(self, name: str, argv: list[str]):
         self.name = name
         self._seconds = math.nan
         start = time.perf_counter()
+        self._deadline = start + WARM_UP_SECONDS
         self._process = subprocess.Popen(argv, stdin=subprocess.DEVNULL,
-                                         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+                                         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                                         start_new_session=True)
         self._watch = threading.Thread(target=self._time, args=(start,), daemon=True)
         self._watch.start()
 
@@ -45,16 +54,25 @@ class WarmUp:
             self._seconds = time.perf_counter() - start
 
     def wait(self) -> float:
-        """Wait for the warm-up to end; the wall seconds it ran (NaN if it failed)."""
-        self._watch.join()
+        """Wait for the warm-up to end; the wall seconds it ran (NaN if it failed, or was
+        stopped after :data:`WARM_UP_SECONDS`)."""
+        self._watch.join(max(self._deadline - time.perf_counter(), 0.0))
+        if self._watch.is_alive():
+            self.stop()
+            self._watch.join()
         return self._seconds
 
     def stop(self) -> None:
-        """End the warm-up if it still runs (an interrupted or failed comparison)."""
-        if self._process.poll() is None:
-            self._process.terminate()
+        """End the warm-up if it still runs (an interrupted or failed comparison): its whole
+        process group, politely first."""
+        for sig, grace in ((signal.SIGTERM, 10), (signal.SIGKILL, None)):
+            if self._process.poll() is not None:
+                break
             try:
-                self._process.wait(timeout=10)
+                os.killpg(self._process.pid, sig)
+            except ProcessLookupError:
+                break
+            try:
+                self._process.wait(timeout=grace)
             except subprocess.TimeoutExpired:
-                self._process.kill()
-                self._process.wait()
+                continue

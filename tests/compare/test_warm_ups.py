@@ -46,6 +46,21 @@ class _FakeWarmUp:
         self.events.append(("stop", self.name))
 
 
+def _ended(pid: int, within: float = 5.0) -> bool:
+    """Whether process ``pid`` is gone or a zombie (killed, not yet reaped by its new parent)
+    within ``within`` seconds."""
+    deadline = time.time() + within
+    while time.time() < deadline:
+        try:
+            with open(f"/proc/{pid}/stat") as f:
+                if f.read().rsplit(")", 1)[1].split()[0] == "Z":
+                    return True
+        except FileNotFoundError:
+            return True
+        time.sleep(0.1)
+    return False
+
+
 def _fake_runs(monkeypatch, events, fail_on=None):
     rng = np.random.default_rng(0)
 
@@ -150,14 +165,56 @@ def test_the_warm_up_run_samples_and_prints_no_report(tmp_path):
     assert proc.returncode == 3 and "warm-up on numpy failed" in proc.stderr, proc.stderr
 
 
-def test_warm_up_process_timing_failure_and_stop():
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="/proc")
+def test_warm_up_process_timing_failure_and_stop(tmp_path):
+    t0 = time.perf_counter()
     quick = WarmUp("a", [sys.executable, "-c", "import time; time.sleep(0.3)"])
-    time.sleep(1.5)                       # ended long before it is waited for
+    time.sleep(3.0)                       # ended long before it is waited for
     seconds = quick.wait()
-    assert 0.3 <= seconds < 1.4           # its own duration, not the time until wait()
+    assert 0.3 <= seconds < time.perf_counter() - t0 - 1.0   # its own duration, not until wait()
     assert math.isnan(WarmUp("b", [sys.executable, "-c", "raise SystemExit(1)"]).wait())
-    slow = WarmUp("c", [sys.executable, "-c", "import time; time.sleep(60)"])
+    # stop() ends the warm-up's whole process group (a compiler it started included)
+    pid_file = tmp_path / "grandchild"
+    slow = WarmUp("c", [sys.executable, "-c",
+                        "import subprocess, time, sys; "
+                        f"p = subprocess.Popen(['sleep', '60']); open({str(pid_file)!r}, 'w')"
+                        ".write(str(p.pid)); time.sleep(60)"])
+    while not (pid_file.exists() and pid_file.read_text()):
+        time.sleep(0.05)
+    grandchild = int(pid_file.read_text())
     t0 = time.perf_counter()
     slow.stop()
     assert time.perf_counter() - t0 < 10 and slow._process.poll() is not None
     assert math.isnan(slow.wait())
+    assert _ended(grandchild)
+
+
+def test_a_warm_up_past_its_deadline_is_stopped(monkeypatch):
+    from ppl.comparison import _ahead
+    monkeypatch.setattr(_ahead, "WARM_UP_SECONDS", 1.0)
+    hung = WarmUp("d", [sys.executable, "-c", "import time; time.sleep(60)"])
+    t0 = time.perf_counter()
+    assert math.isnan(hung.wait())
+    assert time.perf_counter() - t0 < 15 and hung._process.poll() is not None
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="/proc")
+def test_sigterm_ends_the_comparison_and_its_warm_ups(tmp_path):
+    """A comparison ended by SIGTERM (a timeout, CI) leaves no warm-up running."""
+    f = tmp_path / "slow.py"
+    f.write_text(NORMAL_MODEL + "\nimport os, time\nif '--warm-up' in os.sys.argv:\n"
+                 "    open(os.environ['WARM_PID'], 'w').write(str(os.getpid()))\n"
+                 "    time.sleep(60)\n")
+    pid_file = tmp_path / "warm.pid"
+    env = {**os.environ, "WARM_PID": str(pid_file)}
+    proc = subprocess.Popen([sys.executable, "-m", "ppl", "compare", str(f), "--backends",
+                             "numpy,torch", "--num-warmup", "2000", "--num-samples", "2000",
+                             "--no-progress"], cwd=ROOT, env=env, stdout=subprocess.DEVNULL,
+                            stderr=subprocess.DEVNULL)
+    deadline = time.time() + 120
+    while not (pid_file.exists() and pid_file.read_text()) and time.time() < deadline:
+        time.sleep(0.1)
+    warm = int(pid_file.read_text())
+    proc.terminate()
+    assert proc.wait(timeout=60) == 128 + 15
+    assert _ended(warm)
