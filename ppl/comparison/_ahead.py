@@ -16,6 +16,7 @@ import math
 import os
 import signal
 import subprocess
+import tempfile
 import threading
 import time
 
@@ -43,15 +44,23 @@ class WarmUp:
         self._seconds = math.nan
         start = time.perf_counter()
         self._deadline = start + WARM_UP_SECONDS
+        self.error: str | None = None      # why it failed: the last line it wrote
+        self._stderr = tempfile.TemporaryFile(mode="w+", prefix="ppl-warm-up-")
         self._process = subprocess.Popen(argv, stdin=subprocess.DEVNULL,
-                                         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                                         stdout=subprocess.DEVNULL, stderr=self._stderr,
                                          start_new_session=True)
         self._watch = threading.Thread(target=self._time, args=(start,), daemon=True)
         self._watch.start()
 
     def _time(self, start: float) -> None:
-        if self._process.wait() == 0:
+        code = self._process.wait()
+        if code == 0:
             self._seconds = time.perf_counter() - start
+        else:
+            self._stderr.seek(0)
+            lines = [line.strip() for line in self._stderr.read().splitlines() if line.strip()]
+            self.error = lines[-1] if lines else f"exit status {code}"
+        self._stderr.close()
 
     def wait(self) -> float:
         """Wait for the warm-up to end; the wall seconds it ran (NaN if it failed, or was
@@ -60,6 +69,7 @@ class WarmUp:
         if self._watch.is_alive():
             self.stop()
             self._watch.join()
+            self.error = f"still running after {WARM_UP_SECONDS:.0f} s, stopped"
         return self._seconds
 
     def stop(self) -> None:

@@ -140,6 +140,7 @@ class ComparisonReport:
         reasons, values of every result set and every test."""
         backends = {r.name: {
             "ok": r.ok, "error": r.error, "dtype": r.dtype, "timings": r.timings,
+            "warm_up_error": r.warm_up_error,
             "wall_time": r.wall_time if r.ok else None,
             "divergences": r.divergences if r.ok else None,
             "min_ess_bulk": r.min_ess if r.ok else None,

@@ -30,6 +30,8 @@ class BackendRun:
     """
 
     partial = False      # a backend must hold every site the others hold
+    #: why its warm-up run in a background process failed (``ppl compare``), if it did
+    warm_up_error: str | None = None
 
     def __init__(self, name: str, dtype: str, *, max_divergences: int = 0):
         self.name, self.dtype = name, dtype

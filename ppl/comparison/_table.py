@@ -76,7 +76,8 @@ def warm_up_notes(report) -> list[str]:
                          f"with it); its compile is what the warm-up left to do. "
                          f"(ppl compare --sequential runs without warm-ups.)")
         else:
-            notes.append(f"{r.name}'s warm-up run in a background process failed; "
+            why = f" ({r.warm_up_error})" if r.warm_up_error else ""
+            notes.append(f"{r.name}'s warm-up run in a background process failed{why}; "
                          f"{r.name} compiled in this process.")
     return notes
 

@@ -104,6 +104,9 @@ def test_report_says_when_a_warm_up_failed(tmp_path):
     report = ComparisonReport(runs, {"alpha": 0.01})
     assert "torch's warm-up run in a background process failed; torch compiled in this " \
            "process." in str(report)
+    runs[1].warm_up_error = "ppl compare: warm-up on torch failed: OSError: disk full"
+    assert "torch's warm-up run in a background process failed (ppl compare: warm-up on " \
+           "torch failed: OSError: disk full); torch compiled" in str(report)
     page = open(report.to_html(str(tmp_path / "r.html")), encoding="utf-8").read()
     assert "warm-up run in a background process failed" in page
 
@@ -172,7 +175,9 @@ def test_warm_up_process_timing_failure_and_stop(tmp_path):
     time.sleep(3.0)                       # ended long before it is waited for
     seconds = quick.wait()
     assert 0.3 <= seconds < time.perf_counter() - t0 - 1.0   # its own duration, not until wait()
-    assert math.isnan(WarmUp("b", [sys.executable, "-c", "raise SystemExit(1)"]).wait())
+    failed = WarmUp("b", [sys.executable, "-c", "import sys; print('first', file=sys.stderr); "
+                                                 "sys.exit('the reason it failed')"])
+    assert math.isnan(failed.wait()) and failed.error == "the reason it failed"
     # stop() ends the warm-up's whole process group (a compiler it started included)
     pid_file = tmp_path / "grandchild"
     slow = WarmUp("c", [sys.executable, "-c",
@@ -194,7 +199,7 @@ def test_a_warm_up_past_its_deadline_is_stopped(monkeypatch):
     monkeypatch.setattr(_ahead, "WARM_UP_SECONDS", 1.0)
     hung = WarmUp("d", [sys.executable, "-c", "import time; time.sleep(60)"])
     t0 = time.perf_counter()
-    assert math.isnan(hung.wait())
+    assert math.isnan(hung.wait()) and "still running after 1 s" in hung.error
     assert time.perf_counter() - t0 < 15 and hung._process.poll() is not None
 
 
