@@ -163,8 +163,8 @@ def _start_warm_ups(args, names) -> dict[str, WarmUp]:
     ahead = [n for n in names if BACKENDS[n].warm_up_ahead]
     if args.sequential or not ahead or len(ahead) == len(names):
         return {}
-    warmup, samples = (min(getattr(args, f"num_{phase}"), most)
-                       for phase, most in zip(("warmup", "samples"), WARM_UP_ITERATIONS))
+    most_warmup, most_samples = WARM_UP_ITERATIONS
+    warmup, samples = min(args.num_warmup, most_warmup), min(args.num_samples, most_samples)
     return {n: WarmUp(n, [sys.executable, "-m", "ppl", "compare", args.target, "--warm-up", n,
                           "--dtype", args.dtype, "--num-chains", str(args.num_chains),
                           "--num-warmup", str(warmup), "--num-samples", str(samples),

@@ -138,7 +138,7 @@ def compare(model, *args, backends=None, num_warmup: int = 1000, num_samples: in
                               max_divergences=max_divergences)
             if ahead is not None:
                 run.timings["ahead"] = ahead
-                run.warm_up_error = getattr(warm_ups[name], "error", None)
+                run.warm_up_error = warm_ups[name].error
             runs.append(run)
     finally:
         for warm_up in warm_ups.values():

@@ -6,29 +6,17 @@ import json
 import os
 import subprocess
 import sys
-import textwrap
 
 import numpy as np
 import pytest
+from _model_files import NORMAL_MODEL, ROOT
 
 from ppl import __main__ as cli
 from ppl import _cli_compare
 from ppl.comparison import BackendRun, ComparisonReport
 
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 EIGHT = "examples/eight_schools.py"
 PDB_REF = os.path.join(ROOT, "..", "..", "shared", "posteriordb")
-
-NORMAL_MODEL = textwrap.dedent("""
-    import numpy as np
-    import ppl, ppl.distributions as dist
-    def model(y):
-        mu = ppl.sample("mu", dist.Normal(0.0, 10.0))
-        with ppl.plate("N", y.shape[0]):
-            ppl.sample("y", dist.Normal(mu, 1.0), obs=y)
-    def data():
-        return {"y": np.random.default_rng(0).normal(1.0, 1.0, size=20)}
-""")
 
 
 def _cli(*args, cwd=None):

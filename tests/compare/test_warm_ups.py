@@ -8,32 +8,21 @@ import math
 import os
 import subprocess
 import sys
-import textwrap
 import time
 
 import numpy as np
 import pytest
+from _model_files import NORMAL_MODEL, ROOT
 
 import ppl.comparison as comparison
 from ppl import _cli_compare
 from ppl.comparison import BackendRun, ComparisonReport, WarmUp
 
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-
-NORMAL_MODEL = textwrap.dedent("""
-    import numpy as np
-    import ppl, ppl.distributions as dist
-    def model(y):
-        mu = ppl.sample("mu", dist.Normal(0.0, 10.0))
-        with ppl.plate("N", y.shape[0]):
-            ppl.sample("y", dist.Normal(mu, 1.0), obs=y)
-    def data():
-        return {"y": np.random.default_rng(0).normal(1.0, 1.0, size=20)}
-""")
-
 
 class _FakeWarmUp:
     """Stands for a :class:`WarmUp`: records when it was waited for and stopped."""
+
+    error = None
 
     def __init__(self, events, name, seconds):
         self.events, self.name, self.seconds = events, name, seconds
