@@ -77,8 +77,12 @@ class ChainRunner:
                 if ops.backend().compiles_control_flow else 10
         self.chunk_size = chunk_size
         total = num_warmup + num_samples
-        self._flags = np.zeros((6, total), bool)          # active, then the WarmupFlags
-        self._flags[1:, :num_warmup] = kernel.warmup_flags(num_warmup)
+        # each iteration's row of the chunk's input: its index, "active", then the WarmupFlags
+        # (one (K, 7) integer array per chunk: one transfer, not one per column; the backend's
+        # default integer type, which the iteration index had as a column of its own)
+        self._rows = np.zeros((total, 7), np.int64)
+        self._rows[:, 0] = np.arange(total)
+        self._rows[:num_warmup, 2:] = kernel.warmup_flags(num_warmup).T
         self._chunk = program.chunk
         self._first_chunk_done = threading.Event()
         self._stop = threading.Event()    # set on Ctrl-C: every chain stops after its chunk
@@ -147,9 +151,34 @@ class ChainRunner:
         """Warmup then sampling for one batch of chains, chunk by chunk."""
         W, N, K = self.num_warmup, self.num_samples, self.chunk_size
         total = W + N
-        pieces, interrupted, done = [], False, 0
+        pieces, interrupted = [], False
         seconds = {"warmup": [], "sample": []}
         self._chunk_seconds.append(seconds)
+        # the chunk dispatched last, not yet read: [phase, first iteration, its Draw, start time]
+        pending = []
+        done = 0
+        divergences = {"warmup": 0, "sample": 0}
+        last_read = 0.0      # when the previous chunk's draws were on the host
+
+        def read():
+            """Copy the pending chunk's draws to the host, move the bar. A chunk's seconds run
+            from the previous chunk's read (or its own dispatch, the first of a phase) to its
+            own read, so the chunks' seconds add up to the phase's wall time."""
+            nonlocal done, last_read
+            phase, s, ys, tic = pending.pop()
+            n = min(K, (W if phase == "warmup" else total) - s)
+            ys = tree.map(lambda a: np.asarray(ops.to_numpy(a))[:n], ys)
+            divergences[phase] += int(ys.info.diverging.sum())
+            now = time.perf_counter()
+            seconds[phase].append(now - max(tic, last_read))
+            last_read = now
+            if phase == "sample":
+                pieces.append(ys)
+            done = s + n
+            # the bar counts iterations of every chain of the batch
+            bar.update(n * ys.step_size.shape[1], float(np.mean(ys.step_size[-1])),
+                       divergences[phase])
+
         try:
             # a divergent trajectory overflows to inf/NaN by design: it is counted (diverging,
             # the progress bar) and gets weight 0, so NumPy's floating-point warnings are noise
@@ -157,31 +186,30 @@ class ChainRunner:
                 for phase, lo, hi in (("warmup", 0, W), ("sample", W, total)):
                     if hi > lo:
                         bar.phase(phase)
-                    divergences = 0
                     for s in range(lo, hi, K):
                         tic = time.perf_counter()
                         idx = np.arange(s, s + K)
-                        active = idx < hi
-                        f = self._flags[:, np.minimum(idx, total - 1)] & active
-                        xs = (ops.asarray(idx), ops.asarray(active)) + tuple(
-                            ops.asarray(f[j]) for j in range(1, 6))
-                        carry, ys = chunk_fn(carry, xs, run_key, self.data)
+                        rows = self._rows[np.minimum(idx, total - 1)]
+                        rows[:, 0] = idx
+                        rows[:, 1] = idx < hi            # the padding's iterations are skipped
+                        rows[:, 2:] *= rows[:, 1:2]
+                        carry, ys = chunk_fn(carry, ops.asarray(rows), run_key, self.data)
                         self._first_chunk_done.set()
-                        n = int(active.sum())
-                        ys = tree.map(lambda a, n=n: np.asarray(ops.to_numpy(a))[:n], ys)
-                        divergences += int(ys.info.diverging.sum())
-                        seconds[phase].append(time.perf_counter() - tic)
-                        if phase == "sample":
-                            pieces.append(ys)
-                        done = s + n
-                        # the bar counts iterations of every chain of the batch
-                        bar.update(n * ys.step_size.shape[1], float(np.mean(ys.step_size[-1])),
-                                   divergences)
+                        # where the call returned before its work is done (JAX dispatches
+                        # asynchronously), the previous chunk's draws are read while this one
+                        # runs: the device does not wait for the host between chunks
+                        if pending:
+                            read()
+                        pending.append((phase, s, ys, tic))
                         if self._stop.is_set():
                             raise KeyboardInterrupt
+                    if pending:
+                        read()
         except KeyboardInterrupt:
             interrupted = True
             self._stop.set()
+            if pending:         # the carry holds its iterations: keep its draws with them
+                read()
         return self._collect(pieces, carry, interrupted, done)
 
     @property

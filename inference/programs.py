@@ -1,14 +1,15 @@
 """The compiled programs of an MCMC run, built once and reused by later runs.
 
 A :class:`Program` holds what the driver calls: ``init(position, data) -> carry`` and the chunk
-``chunk(carry, xs, key, data) -> (carry, Draw of (K, C, ...))`` (``ops.scan`` over ``K``
-iterations, :mod:`ppl.inference.chains`). Where the backend compiles control flow (JAX) the
-model's data are *arguments* of these programs, not constants captured in them: the array
-leaves of the model's ``(args, kwargs)`` are passed in, everything else (Python numbers,
-strings, the tree structure) is part of the cache key. Programs are cached per kernel object,
-keyed by the backend, the kernel's settings, the parameter layout and the static part of the
-data, so a second ``run`` with a new seed or new data of the same shapes compiles nothing (JAX's
-own cache then matches the shapes and dtypes of the arguments).
+``chunk(carry, xs, key, data) -> (carry, Draw of (K, C, ...))`` (``ops.scan`` over ``K`` iterations,
+:mod:`ppl.inference.chains`; ``xs`` ``(K, 7)`` integers, a row per iteration: its index, whether it
+runs, and its :class:`~ppl.inference.kernels.WarmupFlags`). Where the backend compiles control flow
+(JAX) the model's data are *arguments* of these programs, not constants captured in them: the array
+leaves of the model's ``(args, kwargs)`` are passed in, everything else (Python numbers, strings,
+the tree structure) is part of the cache key. Programs are cached per kernel object, keyed by the
+backend, the kernel's settings, the parameter layout and the static part of the data, so a second
+``run`` with a new seed or new data of the same shapes compiles nothing (JAX's own cache then
+matches the shapes and dtypes of the arguments).
 
 On backends whose loops run in Python (numpy, torch) a program is built per run around the
 data, as the potential's own compiled graph is what pays off there.
@@ -73,9 +74,11 @@ def _build_chunk(iteration_of: Callable, empty_draw: Callable, num_shards: int):
             key = random.fold_in(key, shard[0])
 
         def step(carry, x):
-            i, active, *flags = x
-            return ops.cond(active,
-                            lambda c: iteration(random.fold_in(key, i), c, WarmupFlags(*flags)),
+            # x: the iteration's row, (index, active, *WarmupFlags) as integers (one array per
+            # chunk, made by the ChainRunner)
+            flags = WarmupFlags(*(x[j] != 0 for j in range(2, 7)))
+            return ops.cond(x[1] != 0,
+                            lambda c: iteration(random.fold_in(key, x[0]), c, flags),
                             lambda c: (c, empty_draw(c)), carry)
 
         return ops.scan(step, carry, xs)

@@ -12,6 +12,7 @@ fixed: then run ``jax.config.update("jax_num_cpu_devices", n)`` first thing in t
 from __future__ import annotations
 
 import os
+import weakref
 
 import jax
 import numpy as np
@@ -92,16 +93,35 @@ class JaxCompile:
         compiled = jax.jit(mapped, in_shardings=in_shardings,
                            out_shardings=_specs(out_axes, mesh))
 
+        # device arrays placed by an earlier call, by identity: (weak reference to the
+        # array, sharding, placed copy). A run calls the chunk ~40 times with the same data
+        # and key; placing them again each time copied them to every device per call
+        placed = {}
+
         def place(x, sharding):
             if isinstance(x, jax.core.Tracer):      # inside another jit: a constraint
                 return jax.device_put(x, sharding)
-            if isinstance(x, jax.Array) and x.sharding == sharding:
+            if not isinstance(x, jax.Array):
+                return jax.device_put(x, sharding)
+            if x.sharding == sharding:
                 return x          # the carry a previous call returned
-            if isinstance(x, jax.Array) and any(p is not None for p in sharding.spec):
+            hit = placed.get(id(x))
+            if hit is not None and hit[0]() is x and hit[1] == sharding:
+                return hit[2]
+            source = x
+            if any(p is not None for p in sharding.spec):
                 # split over the mesh through the host: device_put of a device array onto a
                 # split sharding compiles a slicing program per shape (a first run's cost)
-                x = np.asarray(x)
-            return jax.device_put(x, sharding)
+                source = np.asarray(x)
+            copy = jax.device_put(source, sharding)
+            key = id(x)
+
+            def forget(ref, key=key):      # x is gone: so is its copy (arrays are immutable)
+                if placed.get(key, (None,))[0] is ref:
+                    del placed[key]
+
+            placed[key] = (weakref.ref(x, forget), sharding, copy)
+            return copy
 
         def on_devices(*args):
             # inputs on one device would select another executable: place them first

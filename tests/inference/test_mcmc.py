@@ -166,6 +166,22 @@ def test_parallel_uses_one_device_per_chain(backend):
     assert "ok (2, 20, 2)" in proc.stdout
 
 
+@pytest.mark.dtypes("float64")
+def test_timings_add_up_to_the_run(backend):
+    """``mcmc.timings``: each chunk's seconds are counted once, also where JAX runs a chunk while
+    the previous one's draws are read (compile + warmup + sampling within the run's wall)."""
+    import time
+    mcmc = _small(NUTS(potential_fn=_std_normal), num_warmup=40, num_samples=40, chunk_size=5)
+    mcmc.run(0, init_params=ops.zeros((2, 2)))          # compiled programs, where there are
+    t0 = time.perf_counter()
+    mcmc.run(1, init_params=ops.zeros((2, 2)))
+    wall = time.perf_counter() - t0
+    t = mcmc.timings
+    assert set(t) >= {"setup", "compile", "warmup", "sampling"}
+    assert min(t.values()) >= 0.0 and t["warmup"] > 0.0 and t["sampling"] > 0.0
+    assert t["setup"] + t["compile"] + t["warmup"] + t["sampling"] <= wall + 1e-3, (t, wall)
+
+
 def _regression(x, y=None):
     """Not plate code (a matrix product with a latent vector): numpy keeps its per-draw map."""
     beta = ppl.sample("beta", dist.Normal(0.0, 1.0).expand((2,)).to_event(1))
