@@ -44,9 +44,28 @@ def _element_label(name: str, idx: tuple) -> str:
     return name if not idx else f"{name}[{','.join(str(i) for i in idx)}]"
 
 
+_BATCH_VALUES = 2 ** 24      # draws checked per call of the diagnostics (128 MiB of float64)
+
+
 def _convergence(samples: dict, num_chains: int) -> str | None:
-    """R-hat and bulk ESS per element, worst first; ``None`` when every element passes."""
+    """R-hat and bulk ESS per element, worst first; ``None`` when every element passes. The
+    sites' elements are checked together, a call of each diagnostic per ~``_BATCH_VALUES``
+    draws (a call per site cost ~3 ms: ~50 ms of a warm eight-schools run of ~0.25 s)."""
     high_rhat, low_ess = [], []
+    labels, columns = [], []
+
+    def check():
+        flat = np.concatenate(columns, axis=2)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            rhat = np.reshape(diagnostics.split_gelman_rubin(flat), -1)
+            ess = np.reshape(diagnostics.effective_sample_size(flat), -1)
+        high_rhat.extend((r, lab) for r, lab in zip(rhat, labels)
+                         if np.isfinite(r) and r > RHAT_MAX)
+        low_ess.extend((e, lab) for e, lab in zip(ess, labels)
+                       if np.isfinite(e) and e < ESS_PER_CHAIN_MIN * num_chains)
+        labels.clear()
+        columns.clear()
+
     for name, arr in samples.items():
         arr = np.asarray(arr, dtype=np.float64)
         if arr.shape[1] < 4 or not np.all(np.isfinite(arr)):
@@ -55,17 +74,14 @@ def _convergence(samples: dict, num_chains: int) -> str | None:
         varies = np.ptp(flat, axis=(0, 1)) > 0          # constants have no R-hat or ESS
         if not varies.any():
             continue
-        with np.errstate(invalid="ignore", divide="ignore"):
-            rhat = np.reshape(diagnostics.split_gelman_rubin(flat), -1)
-            ess = np.reshape(diagnostics.effective_sample_size(flat), -1)
-        for i, idx in enumerate(np.ndindex(*arr.shape[2:])):
-            if not varies[i]:
-                continue
-            label = _element_label(name, idx)
-            if np.isfinite(rhat[i]) and rhat[i] > RHAT_MAX:
-                high_rhat.append((rhat[i], label))
-            if np.isfinite(ess[i]) and ess[i] < ESS_PER_CHAIN_MIN * num_chains:
-                low_ess.append((ess[i], label))
+        if columns and (len(labels) + int(varies.sum())) * flat.shape[0] * flat.shape[1] \
+                > _BATCH_VALUES:
+            check()
+        labels.extend(_element_label(name, idx)
+                      for i, idx in enumerate(np.ndindex(*arr.shape[2:])) if varies[i])
+        columns.append(flat[:, :, varies])
+    if columns:
+        check()
     if not (high_rhat or low_ess):
         return None
     parts = []

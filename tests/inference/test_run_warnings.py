@@ -92,6 +92,30 @@ def test_thresholds_on_constructed_chains():
     assert "target_accept_prob (now 0.8" in msg
 
 
+@pytest.mark.parametrize("batch", [2 ** 24, 4 * 1000 * 3])
+def test_sites_checked_together_keep_their_labels(monkeypatch, batch):
+    """The sites' elements go through R-hat and ESS together (in batches of draws): each value
+    lands on its own element's label, whatever the batch (the small one checks site by site
+    and splits the 4-element site), and constant elements are left out."""
+    import ppl.inference.run_warnings as rw
+    monkeypatch.setattr(rw, "_BATCH_VALUES", batch)
+    rng = np.random.default_rng(1)
+    a = rng.normal(size=(4, 1000, 2))
+    b = rng.normal(size=(4, 1000, 2, 2))
+    b[..., 1, 0] = 7.0                                        # constant: not checked
+    b[3, :, 0, 1] += 3.0                                      # one chain off: R-hat
+    c = np.zeros((4, 1000))
+    e = rng.normal(size=(4, 1000))
+    for t in range(1, 1000):                                  # AR(1), rho 0.99: low ESS
+        c[:, t] = 0.99 * c[:, t - 1] + np.sqrt(1 - 0.99 ** 2) * e[:, t]
+    (msg,) = run_problems({"a": a, "b": b, "c": c}, {})
+    rhat_part, ess_part = msg.split("; bulk ESS")
+    assert rhat_part.startswith("R-hat above 1.01 (the chains disagree) for b[0,1] (")
+    assert "a[" not in rhat_part and "b[1,0]" not in msg and "b[0,0]" not in msg
+    assert ess_part.startswith(" below 100 per chain (4 chains) for ")
+    assert "c (ESS" in ess_part and "a[" not in ess_part
+
+
 @pytest.mark.backends("numpy")
 @pytest.mark.dtypes("float64")
 def test_progress_lines_off_a_terminal(backend, capsys):
