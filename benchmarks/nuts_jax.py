@@ -2,15 +2,18 @@
 process on the same data.
 
 Every runner (:mod:`benchmarks.runners`; more with ``--modules benchmarks.torch_numpy``) samples
-each problem (:mod:`benchmarks.problems`) once per seed, runners interleaved within a seed so
-the machine's load hits them alike. Per runner and problem it prints the medians over seeds of:
-wall time (setup, compilation, warmup and sampling, as a user sees it), compile time (JAX's
-trace + lowering + XLA compile events; first seed / later seeds), ESS/s (smallest bulk ESS over
-the unconstrained coordinates / wall), ESS per 1000 gradient evaluations, time per gradient
-(wall / gradients of all chains), and ESS/s relative to the best non-ppl runner, over all seeds
-and for the first (cold) run alone. Runners reuse what a user would reuse between runs in one
-process (ppl and BlackJAX their compiled programs; NumPyro compiles every run). The load
-(``os.getloadavg``) is printed beside the figures.
+each problem (:mod:`benchmarks.problems`) once per seed, runners interleaved within a seed so the
+machine's load hits them alike. Per runner and problem it prints the medians over seeds of: wall
+time (setup, compilation, warmup and sampling, as a user sees it), compile time (JAX's trace +
+lowering + XLA compile events; first seed / later seeds), ESS/s (smallest bulk ESS over the
+unconstrained coordinates / wall), ESS per 1000 gradient evaluations, time per gradient (wall /
+gradients of all chains), and ESS/s relative to the best non-ppl runner, over all seeds and for the
+first (cold) run alone. A second table sets the time per leapfrog step of each runner that reuses
+its compiled programs (a later seed's wall over the gradients of one chain: a step of the whole
+batch of chains) beside the *floor* (:func:`floor_us`: one batched ``value_and_grad`` of ppl's log
+density, all chains, inside a compiled loop; issue 13's point 3). Runners reuse what a user would
+reuse between runs in one process (ppl and BlackJAX their compiled programs; NumPyro compiles every
+run). The load (``os.getloadavg``) is printed beside the figures.
 
 JAX gets ``--devices`` host devices (default 4, for NumPyro's ``parallel``), set before JAX
 starts; ppl's default then spreads its chains over them.
@@ -75,7 +78,44 @@ def load():
     return "load {:.1f} {:.1f} {:.1f}".format(*os.getloadavg())
 
 
-def run(problems, runners, seeds, cfg_kw, out):
+def floor_us(problem, chains, dtype="float32", seconds=0.3) -> float:
+    """Microseconds per batched ``value_and_grad`` of ppl's JAX log density (``chains`` points
+    at ppl's starting points) inside a compiled ``fori_loop``: the least a leapfrog step of
+    the batch can cost. Each step moves the points by a tiny gradient step, so XLA cannot hoist
+    the gradient out of the loop; the loop length is set for ~``seconds`` of work, best of 3."""
+    import jax
+    import jax.numpy as jnp
+
+    from benchmarks.problems import potential
+    logdensity, init, _ = potential(problem, 0, chains, dtype)
+    value_and_grad = jax.vmap(jax.value_and_grad(logdensity))
+
+    @jax.jit
+    def loop(q, n):
+        def body(_, carry):
+            q, total = carry
+            value, grad = value_and_grad(q)
+            return q + 1e-6 * grad, total + value
+        return jax.lax.fori_loop(0, n, body, (q, jnp.zeros(q.shape[0], q.dtype)))
+
+    q = jnp.asarray(init, dtype)
+
+    def timed(n):
+        best = float("inf")
+        for _ in range(3):
+            t = time.perf_counter()
+            jax.block_until_ready(loop(q, n))
+            best = min(best, time.perf_counter() - t)
+        return best
+
+    jax.block_until_ready(loop(q, 1))                   # compile
+    n = max(100, int(seconds / max(timed(100) / 100, 1e-8)))
+    return 1e6 * timed(n) / n
+
+
+def run(problems, runners, seeds, cfg_kw, out, floors=None):
+    """Every runner on every problem and seed: a row each (see the module docstring).
+    ``floors``, when given, a dict filled with each problem's :func:`floor_us`."""
     import jax
 
     from benchmarks.runners import RUNNERS, Config
@@ -83,6 +123,10 @@ def run(problems, runners, seeds, cfg_kw, out):
     clock = CompileClock()
     rows = []
     for problem in problems:
+        if floors is not None:
+            floors[problem.name] = floor_us(problem, cfg_kw["chains"])
+            print(f"  {problem.name:>22} floor: {floors[problem.name]:.2f} us per batched "
+                  f"value_and_grad ({load()})", file=out, flush=True)
         cfgs = {r: Config(**cfg_kw) for r in runners}
         for seed in seeds:
             for r in runners:
@@ -97,6 +141,8 @@ def run(problems, runners, seeds, cfg_kw, out):
                            compile=clock.total - before, ess=ess, ess_s=ess / res.wall,
                            ess_kgrad=1000 * ess / max(res.grads, 1),
                            us_grad=1e6 * res.wall / max(res.grads, 1), div=res.divergences,
+                           us_step=1e6 * max(res.wall - (clock.total - before), 0.0)
+                           / max(res.grads / cfg_kw["chains"], 1),
                            load=os.getloadavg()[0])
                 rows.append(row)
                 print(f"  {problem.name:>22} {r:>18} seed {seed}: wall {res.wall:6.2f}s "
@@ -131,6 +177,30 @@ def table(rows) -> str:
                 f"{med([r['us_grad'] for r in v]):8.1f} {ess_s[k] / best:12.2f} "
                 f"{first[k] / best_first:9.2f} "
                 f"{sum(r['div'] for r in v):4d} {med([r['load'] for r in v]):5.1f}")
+    return "\n".join(lines)
+
+
+def step_table(rows, floors) -> str:
+    """Time per leapfrog step of the batch against the floor, per problem and runner: medians
+    over the later seeds of runners that reuse their compiled programs (ppl, BlackJAX).
+    Runners that compile on every run (NumPyro) are left out: JAX's compile events of a
+    ``pmap`` overlap its run, so their wall less compile is not their sampling time (NumPyro
+    ``parallel`` on eight schools read 9 us per step so, against 20 us measured as the extra
+    wall of 3000 over 300 iterations, where ppl's was 13 us)."""
+    med = statistics.median
+    lines = [f"{'problem':>22} {'floor us':>9} {'runner':>18} {'us/step':>8} {'x floor':>8}"]
+    for p in dict.fromkeys(r["problem"] for r in rows):
+        by = {}
+        for r in rows:
+            if r["problem"] == p:
+                by.setdefault(r["runner"], []).append(r)
+        for k, v in by.items():
+            warm = [r for r in v[1:] if r["compile"] < 0.05 * r["wall"]]
+            if not warm:
+                continue
+            step = med([r["us_step"] for r in warm])
+            lines.append(f"{p:>22} {floors.get(p, float('nan')):9.2f} {k:>18} {step:8.2f} "
+                         f"{step / floors.get(p, float('nan')):8.1f}")
     return "\n".join(lines)
 
 
@@ -220,8 +290,12 @@ def main(argv=None):
     print(f"{len(problems)} problems x {len(runners)} runners x {a.seeds} seeds, {cfg_kw}, "
           f"{a.devices} JAX host devices, {os.cpu_count()} cores, {load()}", flush=True)
     t0 = time.perf_counter()
-    rows = run(problems, runners, list(range(a.seeds)), cfg_kw, sys.stdout)
-    print(f"\n{table(rows)}\n\n({time.perf_counter() - t0:.0f} s, {load()})")
+    floors = {}
+    rows = run(problems, runners, list(range(a.seeds)), cfg_kw, sys.stdout, floors)
+    print(f"\n{table(rows)}\n\nPer leapfrog step of the batch of {a.chains} chains (later seeds' "
+          f"wall; runners that reuse their programs) against the floor:\n"
+          f"{step_table(rows, floors)}\n\n"
+          f"({time.perf_counter() - t0:.0f} s, {load()})")
     if a.json:
         with open(a.json, "w") as f:
             json.dump(rows, f, indent=1)
