@@ -304,3 +304,33 @@ def test_signature_matches_jax_random(name):
     theirs = list(inspect.signature(getattr(jr, name)).parameters)
     assert ours == theirs[:len(ours)], (
         f"ppl.random.{name}{tuple(ours)} differs from jax.random.{name}{tuple(theirs)}")
+
+
+@pytest.mark.backends("jax")
+@pytest.mark.parametrize("shape", [(1,), (4, 3), (7,), (40,)])
+def test_jax_indexed_uniform_is_threefry(backend, dtype, shape):
+    """JAX's indexed draws are one Threefry-2x32 hash of the counters ``(index, j)`` under the
+    key XOR a constant (``jax.extend.random.threefry_2x32``), a float32 made of one word's top
+    23 bits and a float64 of two words' top 52 (the layout built here in NumPy), traced or
+    not."""
+    import jax.numpy as jnp
+    from jax.extend.random import threefry_2x32
+
+    from ppl.backends.jax.random import _INDEXED
+
+    key = rnd.key(11)
+    n = int(np.prod(shape))
+    words = n * (2 if dtype == "float64" else 1)
+    half = (words + 1) // 2
+    for index in (0, 3, 2**31 - 1):
+        counts = np.concatenate([np.full(half, index, np.uint32), np.arange(half, dtype=np.uint32)])
+        w = np.asarray(threefry_2x32(jnp.asarray(key, jnp.uint32) ^ _INDEXED, counts))[:words]
+        if dtype == "float32":
+            ref = ((w >> 9) | np.uint32(0x3F800000)).view(np.float32) - np.float32(1.0)
+        else:
+            w64 = (w[:n].astype(np.uint64) << np.uint64(32)) | w[n:].astype(np.uint64)
+            ref = ((w64 >> np.uint64(12)) | np.uint64(0x3FF0000000000000)).view(np.float64) - 1.0
+        got = rnd.indexed_uniform(key, index, shape)
+        np.testing.assert_array_equal(ops.to_numpy(got), ref.reshape(shape))
+        traced = ops.jit(lambda k, i: rnd.indexed_uniform(k, i, shape))(key, ops.asarray(index))
+        np.testing.assert_array_equal(ops.to_numpy(traced), ref.reshape(shape))
