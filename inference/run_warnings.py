@@ -49,16 +49,16 @@ _BATCH_VALUES = 2 ** 24      # draws checked per call of the diagnostics (128 Mi
 
 def _convergence(samples: dict, num_chains: int) -> str | None:
     """R-hat and bulk ESS per element, worst first; ``None`` when every element passes. The
-    sites' elements are checked together, a call of each diagnostic per ~``_BATCH_VALUES``
-    draws (a call per site cost ~3 ms: ~50 ms of a warm eight-schools run of ~0.25 s)."""
+    sites' elements are checked together, in one vectorised pass per ~``_BATCH_VALUES`` draws
+    (:func:`ppl.diagnostics.rank_rhat_and_bulk_ess`; ArviZ's functions go element by element:
+    37 against 18 ms for eight schools' 18 elements, 2.5 against 1.7 s for 1000)."""
     high_rhat, low_ess = [], []
     labels, columns = [], []
 
     def check():
         flat = np.concatenate(columns, axis=2)
         with np.errstate(invalid="ignore", divide="ignore"):
-            rhat = np.reshape(diagnostics.split_gelman_rubin(flat), -1)
-            ess = np.reshape(diagnostics.effective_sample_size(flat), -1)
+            rhat, ess = diagnostics.rank_rhat_and_bulk_ess(flat)
         high_rhat.extend((r, lab) for r, lab in zip(rhat, labels)
                          if np.isfinite(r) and r > RHAT_MAX)
         low_ess.extend((e, lab) for e, lab in zip(ess, labels)
