@@ -22,7 +22,7 @@ import functools
 
 import numpy as np
 
-from ppl import ops
+from ppl import _rank_stats, ops
 
 __all__ = [
     "autocorrelation",
@@ -139,70 +139,6 @@ def split_gelman_rubin(x) -> np.ndarray:
     return np.asarray(out, dtype=np.float64)
 
 
-def _z_scale(x: np.ndarray) -> np.ndarray:
-    """Rank-normalised z-scores of ``x`` ``(chains, draws, K)``, each of the ``K`` elements over
-    all its draws (average ranks for ties; Blom's offset 3/8)."""
-    from scipy import special, stats
-    m, n, k = x.shape
-    size = m * n
-    ranks = stats.rankdata(x.reshape(size, k), method="average", axis=0)
-    # ranks are multiples of 1/2 in [1, size]: the normal quantiles of those, looked up
-    quantiles = special.ndtri((1.0 + 0.5 * np.arange(2 * size - 1) - 0.375) / (size + 0.25))
-    return quantiles[(2.0 * ranks - 2.0).astype(np.intp)].reshape(m, n, k)
-
-
-def _split(x: np.ndarray) -> np.ndarray:
-    """Each chain cut into its first and last ``draws // 2`` draws (the middle one of an odd
-    count dropped)."""
-    half = x.shape[1] // 2
-    return np.concatenate([x[:, :half], x[:, x.shape[1] - half:]], axis=0)
-
-
-def _basic_rhat(z: np.ndarray) -> np.ndarray:
-    n = z.shape[1]
-    between = n * np.var(np.mean(z, axis=1), axis=0, ddof=1)
-    within = np.mean(np.var(z, axis=1, ddof=1), axis=0)
-    return np.sqrt((between / within + n - 1) / n)
-
-
-def _basic_ess(z: np.ndarray) -> np.ndarray:
-    """ESS of ``z`` ``(chains, draws, K)`` per element: autocorrelations from the chains'
-    FFT autocovariances, truncated by Geyer's initial positive sequence and made monotone
-    (Geyer 1992; Vehtari et al. 2021, section 3.2), all elements at once."""
-    from scipy.fft import irfft, next_fast_len, rfft
-    m, n, k = z.shape
-    centred = z - z.mean(axis=1, keepdims=True)
-    size = next_fast_len(2 * n)
-    f = rfft(centred, n=size, axis=1)
-    acov = irfft(f * np.conjugate(f), n=size, axis=1)[:, :n] / n  # (m, n, K)
-    mean_var = acov[:, 0].mean(axis=0) * n / (n - 1.0)
-    var_plus = mean_var * (n - 1.0) / n
-    if m > 1:
-        var_plus = var_plus + np.var(z.mean(axis=1), axis=0, ddof=1)
-    rho = 1.0 - (mean_var - acov.mean(axis=0)) / var_plus         # (n, K), lag 0 first
-    rho[0] = 1.0
-    # pairs (rho[2j], rho[2j+1]) for j >= 1 while 2j - 1 < n - 3; the sum stops at the first
-    # pair whose sum is not positive (which is looked at, then dropped unless it is zero)
-    limit = sum(1 for j in range(1, n) if 2 * j - 1 < n - 3)
-    pairs = rho[2:2 * limit + 2:2] + rho[3:2 * limit + 3:2]       # (limit, K): P_1 .. P_limit
-    first_pair = rho[0] + rho[1]
-    ended = pairs <= 0
-    stop = np.where(ended.any(axis=0), np.argmax(ended, axis=0) + 1, limit) if limit \
-        else np.zeros(k, int)
-    used = np.where(first_pair > 0, stop, 0)                       # J: pairs looked at
-    sums = np.concatenate([first_pair[None], pairs], axis=0)       # (limit + 1, K)
-    monotone = np.minimum.accumulate(sums, axis=0)
-    kept = np.arange(limit + 1)[:, None] < used[None, :]           # pairs 0 .. J - 1
-    total = np.sum(np.where(kept, monotone, 0.0), axis=0)
-    last_even = np.take_along_axis(rho, (2 * used)[None, :], axis=0)[0]
-    last_pair = np.take_along_axis(sums, used[None, :], axis=0)[0]
-    tail = np.where((used == 0) | (last_pair >= 0) | (last_even > 0), last_even, 0.0)
-    tau = np.maximum(-1.0 + 2.0 * total + tail, 1.0 / np.log10(m * n))
-    ess = m * n / tau
-    flat = (z.max(axis=(0, 1)) - z.min(axis=(0, 1))) < np.finfo(float).resolution
-    return np.where(flat, float(m * n), ess)
-
-
 def rank_rhat_and_bulk_ess(x) -> tuple[np.ndarray, np.ndarray]:
     """:func:`split_gelman_rubin` and ``effective_sample_size(x, method="bulk")`` of draws ``x``
     ``(chains, draws, ...)`` with every element in one pass of NumPy and SciPy (the two
@@ -212,15 +148,16 @@ def rank_rhat_and_bulk_ess(x) -> tuple[np.ndarray, np.ndarray]:
     arr = np.asarray(_chain_draw_array(x), dtype=np.float64)
     shape = arr.shape[2:]
     arr = arr.reshape(arr.shape[:2] + (-1,))
-    z = _z_scale(_split(arr))
-    ess = _basic_ess(z)
+    z = _rank_stats.z_scale(_rank_stats.split(arr))
+    ess = _rank_stats.basic_ess(z)
     if arr.shape[0] == 1:       # as split_gelman_rubin: one chain's halves, each split again
         half = arr.shape[1] // 2
         arr = np.stack([arr[0, :half], arr[0, half:2 * half]])
-        z = _z_scale(_split(arr))
-    split = _split(arr)
+        z = _rank_stats.z_scale(_rank_stats.split(arr))
+    split = _rank_stats.split(arr)
     folded = np.abs(split - np.median(split, axis=(0, 1)))
-    rhat = np.maximum(_basic_rhat(z), _basic_rhat(_z_scale(folded)))
+    rhat = np.maximum(_rank_stats.basic_rhat(z),
+                      _rank_stats.basic_rhat(_rank_stats.z_scale(folded)))
     return rhat.reshape(shape), ess.reshape(shape)
 
 
