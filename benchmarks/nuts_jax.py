@@ -152,17 +152,20 @@ def run(problems, runners, seeds, cfg_kw, out, floors=None):
     return rows
 
 
+def _by_problem_and_runner(rows) -> dict:
+    """``{problem: {runner: [rows, seed order]}}``, both in the order they first appear."""
+    out: dict = {}
+    for r in rows:
+        out.setdefault(r["problem"], {}).setdefault(r["runner"], []).append(r)
+    return out
+
+
 def table(rows) -> str:
     med = statistics.median
     lines = [f"{'problem':>22} {'runner':>18} {'wall s':>7} {'compile s':>11} {'ESS/s':>8} "
              f"{'ESS/kgrad':>9} {'us/grad':>8} {'vs best peer':>12} {'first run':>9} {'div':>4} "
              f"{'load':>5}"]
-    problems = list(dict.fromkeys(r["problem"] for r in rows))
-    for p in problems:
-        by = {}
-        for r in rows:
-            if r["problem"] == p:
-                by.setdefault(r["runner"], []).append(r)
+    for p, by in _by_problem_and_runner(rows).items():
         ess_s = {k: med([r["ess_s"] for r in v]) for k, v in by.items()}
         peers = [v for k, v in ess_s.items() if not k.startswith("ppl")]
         best = max(peers) if peers else float("nan")
@@ -189,18 +192,14 @@ def step_table(rows, floors) -> str:
     wall of 3000 over 300 iterations, where ppl's was 13 us)."""
     med = statistics.median
     lines = [f"{'problem':>22} {'floor us':>9} {'runner':>18} {'us/step':>8} {'x floor':>8}"]
-    for p in dict.fromkeys(r["problem"] for r in rows):
-        by = {}
-        for r in rows:
-            if r["problem"] == p:
-                by.setdefault(r["runner"], []).append(r)
+    for p, by in _by_problem_and_runner(rows).items():
+        floor = floors.get(p, float("nan"))
         for k, v in by.items():
             warm = [r for r in v[1:] if r["compile"] < 0.05 * r["wall"]]
             if not warm:
                 continue
             step = med([r["us_step"] for r in warm])
-            lines.append(f"{p:>22} {floors.get(p, float('nan')):9.2f} {k:>18} {step:8.2f} "
-                         f"{step / floors.get(p, float('nan')):8.1f}")
+            lines.append(f"{p:>22} {floor:9.2f} {k:>18} {step:8.2f} {step / floor:8.1f}")
     return "\n".join(lines)
 
 

@@ -55,7 +55,7 @@ def basic_ess(z: np.ndarray) -> np.ndarray:
     rho[0] = 1.0
     # pairs (rho[2j], rho[2j+1]) for j >= 1 while 2j - 1 < n - 3; the sum stops at the first
     # pair whose sum is not positive (which is looked at, then dropped unless it is zero)
-    limit = sum(1 for j in range(1, n) if 2 * j - 1 < n - 3)
+    limit = max(0, (n - 3) // 2)
     pairs = rho[2:2 * limit + 2:2] + rho[3:2 * limit + 3:2]       # (limit, K): P_1 .. P_limit
     first_pair = rho[0] + rho[1]
     ended = pairs <= 0

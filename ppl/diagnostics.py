@@ -98,6 +98,14 @@ def effective_sample_size(x, *, method: str = "bulk") -> np.ndarray:
     return np.asarray(out, dtype=np.float64)
 
 
+def _two_chains_if_one(arr: np.ndarray) -> np.ndarray:
+    """A single chain as two: its first and second halves (R-hat compares chains)."""
+    if arr.shape[0] != 1:
+        return arr
+    half = arr.shape[1] // 2
+    return np.stack([arr[0, :half], arr[0, half:2 * half]])
+
+
 def split_gelman_rubin(x) -> np.ndarray:
     """Rank-normalised split R-hat of draws ``x`` with shape ``(chains, draws, ...)``.
 
@@ -132,10 +140,7 @@ def split_gelman_rubin(x) -> np.ndarray:
     True
     """
     arr = _chain_draw_array(x)
-    if arr.shape[0] == 1:
-        half = arr.shape[1] // 2
-        arr = np.stack([arr[0, :half], arr[0, half:2 * half]])
-    out = _array_stats().rhat(arr, chain_axis=0, draw_axis=1, method="rank")
+    out = _array_stats().rhat(_two_chains_if_one(arr), chain_axis=0, draw_axis=1, method="rank")
     return np.asarray(out, dtype=np.float64)
 
 
@@ -148,13 +153,12 @@ def rank_rhat_and_bulk_ess(x) -> tuple[np.ndarray, np.ndarray]:
     arr = np.asarray(_chain_draw_array(x), dtype=np.float64)
     shape = arr.shape[2:]
     arr = arr.reshape(arr.shape[:2] + (-1,))
-    z = _rank_stats.z_scale(_rank_stats.split(arr))
+    split = _rank_stats.split(arr)
+    z = _rank_stats.z_scale(split)
     ess = _rank_stats.basic_ess(z)
     if arr.shape[0] == 1:       # as split_gelman_rubin: one chain's halves, each split again
-        half = arr.shape[1] // 2
-        arr = np.stack([arr[0, :half], arr[0, half:2 * half]])
-        z = _rank_stats.z_scale(_rank_stats.split(arr))
-    split = _rank_stats.split(arr)
+        split = _rank_stats.split(_two_chains_if_one(arr))
+        z = _rank_stats.z_scale(split)
     folded = np.abs(split - np.median(split, axis=(0, 1)))
     rhat = np.maximum(_rank_stats.basic_rhat(z),
                       _rank_stats.basic_rhat(_rank_stats.z_scale(folded)))
