@@ -11,7 +11,6 @@ import math
 import os
 
 import numpy as np
-from scipy import stats as _stats
 
 from ppl.comparison._mcse import STATISTICS
 
@@ -46,6 +45,8 @@ def _colors(report):
 
 
 def _panel(ax, report, e, colors):
+    from scipy import stats as _stats  # on first use: scipy.stats costs ~0.5 s at import
+
     for run in report.ok_runs:
         draws = run.samples.get(e.site)
         if draws is None or draws[0, 0].size <= e.index:
