@@ -114,7 +114,7 @@ class MCMC:
         Show a tqdm bar (phase, iterations per second, step size, divergences); when the
         output is not a terminal, a plain line every ~5% of the run instead.
     chunk_size
-        Iterations per call (default: about 1/20 of a phase, 10 to 100, on backends
+        Iterations per call (default: about 1/10 of a phase, 10 to 100, on backends
         whose control flow compiles, ``backend.compiles_control_flow``; 10 on the others).
 
     Notes
