@@ -88,7 +88,8 @@ def _balanced_turns(segment, forward, minv, decided=None):
 def transition(x0, p0, forward, u, potential_and_grad, step_size, minv, *, max_tree_depth,
                max_delta_energy=1000.0, decided=None) -> Result:
     """One NUTS transition from ``x0`` with momentum ``p0`` (see the module docstring);
-    ``decided``: a ``collections.Counter`` of the U-turns only Stan's extra checks found."""
+    ``decided``: a ``collections.Counter`` of the U-turns only Stan's extra checks found, and
+    (``"turned-k"``) of the sizes ``k`` of the balanced sub-trees that turned."""
     x0 = np.asarray(x0, dtype=np.float64)
     u0, g0 = potential_and_grad(x0)
     start = Point(x0, np.asarray(p0, dtype=np.float64), float(u0), np.asarray(g0, np.float64))
@@ -122,6 +123,8 @@ def transition(x0, p0, forward, u, potential_and_grad, step_size, minv, *, max_t
             while k <= len(subtree) and (n + 1) % k == 0:
                 if _balanced_turns(subtree[n + 1 - k:n + 1], forward, minv, decided):
                     valid = False
+                    if decided is not None:      # the size of a balanced sub-tree that turned
+                        decided[f"turned-{k}"] += 1
                 k *= 2
             if not valid:
                 break

@@ -89,6 +89,13 @@ CASES = [
      0.08, np.ones(2), 10, 1000.0),
     ("extra-checks@0.19", _gauss_ops(_ANISO, np.zeros(2)), _gauss_np(_ANISO, np.zeros(2)), 2,
      0.19, np.ones(2), 10, 1000.0),
+    # small steps: trees of depth 5-8, stopped by balanced sub-trees of 32 to 128 leaves (the
+    # checkpoint levels the trajectory touches only at every 32nd leaf), and a depth limit
+    # between those levels
+    ("deep@0.02", _gauss_ops(np.eye(3), np.zeros(3)), _gauss_np(np.eye(3), np.zeros(3)), 3,
+     0.02, np.ones(3), 10, 1000.0),
+    ("deep-limit7@0.02", _gauss_ops(np.eye(3), np.zeros(3)),
+     _gauss_np(np.eye(3), np.zeros(3)), 3, 0.02, np.ones(3), 7, 1000.0),
 ]
 C = 32
 #: the extra checks (named as the reference counts them) each "extra-checks" case must see decide
@@ -148,6 +155,9 @@ def test_transition_matches_reference(backend, case):
         assert not missing, f"the case must exercise Stan's extra checks {missing}: {decided}"
     if case_id == "max-depth":
         assert (got["tree_depth"] == depth).all()
+    if case_id.startswith("deep"):
+        big = [k for k in decided if k.startswith("turned-") and int(k[7:]) >= 32]
+        assert big, f"the case must see sub-trees of 32 leaves or more turn: {decided}"
 
 
 # ------------------------------------------------------------------------------ frequencies
