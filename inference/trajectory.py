@@ -130,7 +130,7 @@ def extend_subtree(sub: Subtree, u, eps, energy0, inverse_mass_matrix, potential
     next-direction draws the subtree uses if this leaf is its last.
     """
     L = max_tree_depth
-    low = _low_levels(L)
+    low = ops.shape(sub.ckpt)[1]        # the levels every leaf touches (start_subtree's choice)
     metric = gaussian_euclidean(inverse_mass_matrix)
     n = sub.n
     new = velocity_verlet(potential_and_grad_fn, metric.velocity)(sub.leaf, eps)

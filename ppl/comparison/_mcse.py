@@ -37,10 +37,10 @@ def _ess(x: np.ndarray) -> np.ndarray:
 
 
 def _mcse_quantile(x: np.ndarray, sorted_flat: np.ndarray, q: np.ndarray, p: float):
+    from scipy import stats  # imported on first use: scipy.stats costs ~0.5 s
+
     ess = _ess((x <= q).astype(np.float64))
     with np.errstate(invalid="ignore"):
-        from scipy import stats  # imported on first use: scipy.stats costs ~0.5 s
-
         lo_p, hi_p = (stats.beta.ppf(s, ess * p + 1, ess * (1 - p) + 1) for s in _ONE_SIGMA)
     size = sorted_flat.shape[0]
     lo = np.floor(np.nan_to_num(np.maximum(lo_p * size - 1, 0), nan=0.0)).astype(int)
