@@ -9,10 +9,17 @@ once), the same in wall seconds, the number of compiled programs, the run's wall
 alternates the runners over ``--rounds`` fresh processes each, so a change in load hits them
 alike, and prints the per-runner medians.
 
+ppl's processes start with an empty on-disk cache of compiled programs (its own temporary
+``PPL_JAX_CACHE_DIR``: the first run on a machine, which writes the cache, as a user's does), the
+peers' with none (``0``: the setting is JAX's and would serve them too). With ``--again`` each
+ppl process is followed by a second one on the same cache, ``"<runner> again"`` in the table: a
+script run a second time.
+
 Usage::
 
     python -m benchmarks.first_compile --problems eight_schools,logistic_regression \\
         --runners ppl,numpyro-parallel --rounds 3
+    python -m benchmarks.first_compile --problems kidiq_kidscore_momiq --again --rounds 2
     python -m benchmarks.first_compile --one ppl eight_schools      # one cold process, JSON
 """
 
@@ -24,6 +31,7 @@ import os
 import statistics
 import subprocess
 import sys
+import tempfile
 import time
 from collections import defaultdict
 
@@ -69,6 +77,7 @@ class CpuCompileClock:
 
 
 def one(runner, problem_name, warmup, samples, chains, devices):
+    os.environ.setdefault("PPL_JAX_CACHE_DIR", "0")     # (the driver passes one)
     if devices:
         _set_devices(devices)
     from benchmarks.problems import get_problems
@@ -86,6 +95,16 @@ def one(runner, problem_name, warmup, samples, chains, devices):
                 top=[(k, round(v, 3)) for k, v in top])
 
 
+def _print_one(problem, label, r, verbose):
+    print(f"{problem:>20} {label:>18}: compile {r['compile_cpu']:5.2f} CPU s "
+          f"({r['compiles']} programs, {r['compile_wall']:5.2f} s wall), run "
+          f"{r['wall']:6.2f} s wall, ESS/kgrad {r['ess_kgrad']:5.1f}, "
+          f"{r['us_grad']:6.1f} us/grad ({load()})", flush=True)
+    if verbose:
+        for name, cpu in r["top"]:
+            print(f"{'':>24}{cpu:6.3f}  {name}")
+
+
 def main(argv=None):
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     p.add_argument("--one", nargs=2, metavar=("RUNNER", "PROBLEM"))
@@ -99,6 +118,8 @@ def main(argv=None):
                    "one per core)")
     p.add_argument("--verbose", action="store_true", help="print each process's costliest "
                    "programs")
+    p.add_argument("--again", action="store_true", help="after each ppl process, a second one "
+                   "on the same on-disk cache")
     a = p.parse_args(argv)
     if a.one:
         print(json.dumps(one(*a.one, a.warmup, a.samples, a.chains, a.devices)))
@@ -110,16 +131,15 @@ def main(argv=None):
                 cmd = [sys.executable, "-m", "benchmarks.first_compile", "--one", runner,
                        problem, "--warmup", str(a.warmup), "--samples", str(a.samples),
                        "--chains", str(a.chains), "--devices", str(a.devices)]
-                out = subprocess.run(cmd, capture_output=True, text=True, check=True).stdout
-                r = json.loads(out.strip().splitlines()[-1])
-                rows[problem, runner].append(r)
-                print(f"{problem:>20} {runner:>18}: compile {r['compile_cpu']:5.2f} CPU s "
-                      f"({r['compiles']} programs, {r['compile_wall']:5.2f} s wall), run "
-                      f"{r['wall']:6.2f} s wall, ESS/kgrad {r['ess_kgrad']:5.1f}, "
-                      f"{r['us_grad']:6.1f} us/grad ({load()})", flush=True)
-                if a.verbose:
-                    for name, cpu in r["top"]:
-                        print(f"{'':>24}{cpu:6.3f}  {name}")
+                ppl = runner.startswith("ppl")
+                with tempfile.TemporaryDirectory(prefix="ppl-jax-cache-") as cache:
+                    env = {**os.environ, "PPL_JAX_CACHE_DIR": cache if ppl else "0"}
+                    for label in [runner] + ([f"{runner} again"] if a.again and ppl else []):
+                        out = subprocess.run(cmd, capture_output=True, text=True, check=True,
+                                             env=env).stdout
+                        r = json.loads(out.strip().splitlines()[-1])
+                        rows[problem, label].append(r)
+                        _print_one(problem, label, r, a.verbose)
     med = statistics.median
     print("\nmedians:")
     for (problem, runner), rs in rows.items():

@@ -2,25 +2,56 @@
 once (Vehtari, Gelman, Simpson, Carpenter & Buerkner 2021, "Rank-normalization, folding, and
 localization: an improved R-hat for assessing convergence of MCMC", Bayesian Analysis 16(2);
 Geyer 1992, "Practical Markov chain Monte Carlo", Statistical Science 7(4)). The pieces of
-:func:`ppl.diagnostics.rank_rhat_and_bulk_ess`; NumPy and SciPy only."""
+:func:`ppl.diagnostics.rank_rhat_and_bulk_ess`; NumPy and the standard library only: every run
+ends with these checks, and importing ``scipy.stats`` for its ranks cost a run's first call
+0.55 s (as much as the sampling of a small model)."""
 
 from __future__ import annotations
 
+import functools
+from statistics import NormalDist
+
 import numpy as np
 
-__all__ = ["z_scale", "split", "basic_rhat", "basic_ess"]
+__all__ = ["z_scale", "average_ranks", "split", "basic_rhat", "basic_ess"]
 
 
 def z_scale(x: np.ndarray) -> np.ndarray:
     """Rank-normalised z-scores of ``x`` ``(chains, draws, K)``, each of the ``K`` elements over
     all its draws (average ranks for ties; Blom's offset 3/8)."""
-    from scipy import special, stats
     m, n, k = x.shape
     size = m * n
-    ranks = stats.rankdata(x.reshape(size, k), method="average", axis=0)
+    ranks = average_ranks(x.reshape(size, k))
     # ranks are multiples of 1/2 in [1, size]: the normal quantiles of those, looked up
-    quantiles = special.ndtri((1.0 + 0.5 * np.arange(2 * size - 1) - 0.375) / (size + 0.25))
-    return quantiles[(2.0 * ranks - 2.0).astype(np.intp)].reshape(m, n, k)
+    return _rank_quantiles(size)[(2.0 * ranks - 2.0).astype(np.intp)].reshape(m, n, k)
+
+
+def average_ranks(a: np.ndarray) -> np.ndarray:
+    """Ranks ``1 .. N`` of each column of ``a`` ``(N, K)``, tied values sharing the mean of
+    their ranks (SciPy's ``rankdata(method="average", axis=0)``)."""
+    n = a.shape[0]
+    order = np.argsort(a, axis=0, kind="stable")
+    ordered = np.take_along_axis(a, order, axis=0)
+    position = np.broadcast_to(np.arange(n)[:, None], a.shape)
+    starts = np.ones(a.shape, bool)               # a run of equal values starts here
+    starts[1:] = ordered[1:] != ordered[:-1]
+    ends = np.ones(a.shape, bool)                 # ... ends here
+    ends[:-1] = starts[1:]
+    first = np.maximum.accumulate(np.where(starts, position, 0), axis=0)
+    last = np.minimum.accumulate(np.where(ends, position, n - 1)[::-1], axis=0)[::-1]
+    ranks = np.empty(a.shape)
+    np.put_along_axis(ranks, order, 0.5 * (first + last) + 1.0, axis=0)
+    return ranks
+
+
+@functools.lru_cache(maxsize=8)
+def _rank_quantiles(size: int) -> np.ndarray:
+    """Normal quantiles of Blom's ``(r - 3/8) / (size + 1/4)`` for ``r = 1, 1.5, .., size``."""
+    inv_cdf = NormalDist().inv_cdf
+    table = np.array([inv_cdf((1.0 + 0.5 * i - 0.375) / (size + 0.25))
+                      for i in range(2 * size - 1)])
+    table.flags.writeable = False
+    return table
 
 
 def split(x: np.ndarray) -> np.ndarray:
@@ -41,12 +72,11 @@ def basic_ess(z: np.ndarray) -> np.ndarray:
     """ESS of ``z`` ``(chains, draws, K)`` per element: autocorrelations from the chains'
     FFT autocovariances, truncated by Geyer's initial positive sequence and made monotone
     (Geyer 1992; Vehtari et al. 2021, section 3.2), all elements at once."""
-    from scipy.fft import irfft, next_fast_len, rfft
     m, n, k = z.shape
     centred = z - z.mean(axis=1, keepdims=True)
-    size = next_fast_len(2 * n)
-    f = rfft(centred, n=size, axis=1)
-    acov = irfft(f * np.conjugate(f), n=size, axis=1)[:, :n] / n  # (m, n, K)
+    size = 1 << (2 * n - 1).bit_length()       # >= 2n - 1 zeros padded: no wrap-around
+    f = np.fft.rfft(centred, n=size, axis=1)
+    acov = np.fft.irfft(f * np.conjugate(f), n=size, axis=1)[:, :n] / n  # (m, n, K)
     mean_var = acov[:, 0].mean(axis=0) * n / (n - 1.0)
     var_plus = mean_var * (n - 1.0) / n
     if m > 1:

@@ -42,3 +42,16 @@ def test_import_ppl_leaves_heavy_dependencies_for_first_use():
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                           timeout=120, check=True)
     assert proc.stdout.strip() == "[]", proc.stdout
+
+
+def test_the_runs_convergence_checks_import_no_scipy():
+    """Every MCMC run ends with rank-normalised R-hat and bulk ESS
+    (:func:`ppl.diagnostics.rank_rhat_and_bulk_ess`): NumPy only, since importing
+    ``scipy.stats`` for them cost a process's first run ~0.55 s."""
+    code = ("import sys, numpy as np; from ppl.diagnostics import rank_rhat_and_bulk_ess; "
+            "x = np.random.default_rng(0).normal(size=(4, 100, 3)); x[..., 2] = x[..., 2].round(); "
+            "rank_rhat_and_bulk_ess(x); "
+            "print(sorted(m for m in sys.modules if m.split('.')[0] == 'scipy'))")
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          timeout=120, check=True)
+    assert proc.stdout.strip() == "[]", proc.stdout

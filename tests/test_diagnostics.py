@@ -297,3 +297,17 @@ def test_rank_rhat_and_bulk_ess_match_arviz_elementwise():
         np.testing.assert_allclose(rhat, diagnostics.split_gelman_rubin(x), rtol=1e-9)
         np.testing.assert_allclose(ess, diagnostics.effective_sample_size(x), rtol=1e-9)
         assert rhat.shape == ess.shape == x.shape[2:]
+
+
+def test_average_ranks_match_scipy_with_ties():
+    """The ranks behind the rank-normalised diagnostics, against SciPy's ``rankdata``: ties
+    share their mean rank, columns are ranked apart."""
+    stats = pytest.importorskip("scipy.stats")
+    from ppl._rank_stats import average_ranks
+    rng = np.random.default_rng(7)
+    cases = [rng.normal(size=(50, 3)), rng.integers(0, 4, size=(61, 5)).astype(float),
+             np.zeros((9, 2)), np.array([[1.0], [1.0], [-2.0], [3.0], [1.0], [-2.0]]),
+             rng.normal(size=(1, 4))]
+    for a in cases:
+        np.testing.assert_array_equal(average_ranks(a),
+                                      stats.rankdata(a, method="average", axis=0))

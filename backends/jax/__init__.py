@@ -17,6 +17,7 @@ import numpy as np
 
 from ppl.backends.common import Backend
 from ppl.backends.jax.autodiff import JaxAutodiff
+from ppl.backends.jax.cache import use_compilation_cache
 from ppl.backends.jax.compile import JaxCompile, use_cpu_cores
 from ppl.backends.jax.control_flow import JaxControlFlow
 from ppl.backends.jax.core import JaxCore, enable_x64, to_device
@@ -42,6 +43,11 @@ class JaxBackend(JaxCore, JaxSpecial, JaxLinalg, JaxNN, JaxRandom, JaxAutodiff, 
         ``None`` (JAX's default device), a ``jax.Device``, or ``"cpu"``, ``"gpu"``, ``"cuda"``,
         ``"cuda:1"``, ``"tpu:0"``. Arrays this backend creates are placed there; computations
         follow their inputs, as everywhere in JAX.
+
+    Constructing one before JAX starts asks XLA for one CPU device per core
+    (:mod:`ppl.backends.jax.compile`), and, unless the user configured JAX's persistent
+    compilation cache, turns it on in a per-user directory so that a later process loads the
+    sampler's compiled programs instead of compiling them (:mod:`ppl.backends.jax.cache`).
 
     Notes
     -----
@@ -76,3 +82,4 @@ class JaxBackend(JaxCore, JaxSpecial, JaxLinalg, JaxNN, JaxRandom, JaxAutodiff, 
         if dtype == "float64":
             enable_x64()
         use_cpu_cores()
+        use_compilation_cache()
