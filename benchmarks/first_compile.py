@@ -10,7 +10,7 @@ alternates the runners over ``--rounds`` fresh processes each, so a change in lo
 alike, and prints the per-runner medians.
 
 ppl's processes start with an empty on-disk cache of compiled programs (its own temporary
-``PPL_JAX_CACHE_DIR``: the first run on a machine, which writes the cache, as a user's does), the
+``PPL_CACHE_DIR``: the first run on a machine, which writes the cache, as a user's does), the
 peers' with none (``0``: the setting is JAX's and would serve them too). With ``--again`` each
 ppl process is followed by a second one on the same cache, ``"<runner> again"`` in the table: a
 script run a second time.
@@ -77,7 +77,7 @@ class CpuCompileClock:
 
 
 def one(runner, problem_name, warmup, samples, chains, devices):
-    os.environ.setdefault("PPL_JAX_CACHE_DIR", "0")     # (the driver passes one)
+    os.environ.setdefault("PPL_CACHE_DIR", "0")     # (the driver passes one)
     if devices:
         _set_devices(devices)
     from benchmarks.problems import get_problems
@@ -133,7 +133,7 @@ def main(argv=None):
                        "--chains", str(a.chains), "--devices", str(a.devices)]
                 ppl = runner.startswith("ppl")
                 with tempfile.TemporaryDirectory(prefix="ppl-jax-cache-") as cache:
-                    env = {**os.environ, "PPL_JAX_CACHE_DIR": cache if ppl else "0"}
+                    env = {**os.environ, "PPL_CACHE_DIR": cache if ppl else "0"}
                     for label in [runner] + ([f"{runner} again"] if a.again and ppl else []):
                         out = subprocess.run(cmd, capture_output=True, text=True, check=True,
                                              env=env).stdout

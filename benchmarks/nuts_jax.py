@@ -17,7 +17,7 @@ run). The load (``os.getloadavg``) is printed beside the figures.
 
 JAX gets ``--devices`` host devices (default 4, for NumPyro's ``parallel``), set before JAX
 starts; ppl's default then spreads its chains over them. ppl's on-disk cache of compiled programs
-is off (``PPL_JAX_CACHE_DIR=0`` unless set): it is JAX's setting, so it would serve the peers'
+is off (``PPL_CACHE_DIR=0`` unless set): it is JAX's setting, so it would serve the peers'
 later compiles too, and a second process would find the first one's programs
 (``benchmarks.first_compile --again`` measures what it saves).
 
@@ -51,7 +51,7 @@ def _set_devices(n):
     # ppl keeps JAX's compiled programs on disk between processes (backends/jax/cache.py) and
     # the setting is JAX's, process-wide: off here unless asked for, so that every sampler,
     # peers included, compiles as in a process of its own on a machine that never ran it
-    os.environ.setdefault("PPL_JAX_CACHE_DIR", "0")
+    os.environ.setdefault("PPL_CACHE_DIR", "0")
     import jax
     jax.config.update("jax_num_cpu_devices", n)
 

@@ -47,7 +47,8 @@ class JaxBackend(JaxCore, JaxSpecial, JaxLinalg, JaxNN, JaxRandom, JaxAutodiff, 
     Constructing one before JAX starts asks XLA for one CPU device per core
     (:mod:`ppl.backends.jax.compile`), and, unless the user configured JAX's persistent
     compilation cache, turns it on in a per-user directory so that a later process loads the
-    sampler's compiled programs instead of compiling them (:mod:`ppl.backends.jax.cache`).
+    sampler's compiled programs instead of compiling them (:mod:`ppl.backends.jax.cache`;
+    ``PPL_CACHE_DIR=0`` turns it off).
 
     Notes
     -----
