@@ -23,9 +23,7 @@ Reported per run: wall time (setup, tracing, compilation, warmup and sampling), 
 bulk ESS over all parameters (``theta`` included for eight schools), ESS/s, ESS per 1000
 gradient evaluations (leapfrog steps of all chains, warmup included) and divergences; then per
 model and sampler the median over seeds, the first (cold) run alone, and ppl's ratio to TFP.
-The machine load (1-minute load average) is printed with every row. ppl's on-disk XLA cache is
-off (``PPL_CACHE_DIR=0`` unless set): its flag is TensorFlow's, so it would serve TFP's compiles
-too, and a second process would load the first one's.
+The machine load (1-minute load average) is printed with every row.
 
 Usage::
 
@@ -216,7 +214,6 @@ def main(argv=None):
     parser.add_argument("--warmup", type=int, default=1000)
     parser.add_argument("--samples", type=int, default=1000)
     opts = parser.parse_args(argv)
-    os.environ.setdefault("PPL_CACHE_DIR", "0")
     size = {"chains": opts.chains, "warmup": opts.warmup, "samples": opts.samples}
     print(f"load average before: {os.getloadavg()[0]:.2f} (cores: {os.cpu_count()})",
           flush=True)

@@ -44,7 +44,7 @@ def average_ranks(a: np.ndarray) -> np.ndarray:
     return ranks
 
 
-@functools.lru_cache(maxsize=8)
+@functools.lru_cache(maxsize=2)
 def _rank_quantiles(size: int) -> np.ndarray:
     """Normal quantiles of Blom's ``(r - 3/8) / (size + 1/4)`` for ``r = 1, 1.5, .., size``."""
     inv_cdf = NormalDist().inv_cdf
@@ -68,13 +68,30 @@ def basic_rhat(z: np.ndarray) -> np.ndarray:
     return np.sqrt((between / within + n - 1) / n)
 
 
+def _fast_length(n: int) -> int:
+    """The smallest ``2^a 3^b 5^c >= n``: a length the FFT handles fast, close above ``n``
+    (the next power of two can be almost ``2n``)."""
+    best = 1 << max(0, (n - 1).bit_length())
+    five = 1
+    while five < best:
+        three = five
+        while three < best:
+            two = three
+            while two < n:
+                two *= 2
+            best = min(best, two)
+            three *= 3
+        five *= 5
+    return best
+
+
 def basic_ess(z: np.ndarray) -> np.ndarray:
     """ESS of ``z`` ``(chains, draws, K)`` per element: autocorrelations from the chains'
     FFT autocovariances, truncated by Geyer's initial positive sequence and made monotone
     (Geyer 1992; Vehtari et al. 2021, section 3.2), all elements at once."""
     m, n, k = z.shape
     centred = z - z.mean(axis=1, keepdims=True)
-    size = 1 << (2 * n - 1).bit_length()       # >= 2n - 1 zeros padded: no wrap-around
+    size = _fast_length(2 * n - 1)              # >= 2n - 1 with zeros: no wrap-around
     f = np.fft.rfft(centred, n=size, axis=1)
     acov = np.fft.irfft(f * np.conjugate(f), n=size, axis=1)[:, :n] / n  # (m, n, K)
     mean_var = acov[:, 0].mean(axis=0) * n / (n - 1.0)

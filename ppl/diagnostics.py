@@ -146,7 +146,7 @@ def split_gelman_rubin(x) -> np.ndarray:
 
 def rank_rhat_and_bulk_ess(x) -> tuple[np.ndarray, np.ndarray]:
     """:func:`split_gelman_rubin` and ``effective_sample_size(x, method="bulk")`` of draws ``x``
-    ``(chains, draws, ...)`` with every element in one pass of NumPy and SciPy (the two
+    ``(chains, draws, ...)`` with every element in one pass of NumPy (the two
     functions call ArviZ's element by element). The values are theirs to rounding for finite
     draws with at least 4 per chain (ppl's run warnings use it); for other input use the two
     functions, which also say NaN where a diagnostic is undefined."""

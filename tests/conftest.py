@@ -46,10 +46,10 @@ os.environ.setdefault("PPL_TORCH_LOOP_AFTER", "0")
 # torch jit traces a signature at its first call here (by default at its 32nd: see
 # test_torch_jit_traces_after_its_eager_calls), so the tests' few calls run traced graphs
 os.environ.setdefault("PPL_TORCH_JIT_AFTER", "1")
-# JAX's and TensorFlow's compiled programs are kept on disk between processes by default; a
-# cache shared by runs of the suite would make a test's compiles depend on earlier runs (it has
-# its own tests: tests/backends/test_compilation_caches.py)
-os.environ.setdefault("PPL_CACHE_DIR", "0")
+# JAX's compiled programs are kept on disk between processes by default; a cache shared by runs
+# of the suite would make a test's compiles depend on earlier runs (it has its own tests:
+# tests/backends/test_compilation_caches.py), so it is off here even if the caller set one
+os.environ["PPL_CACHE_DIR"] = "0"
 
 import ppl  # noqa: E402
 from ppl.backends import tree

@@ -27,7 +27,6 @@ from ppl.backends.tensorflow.nn import TensorflowNN
 from ppl.backends.tensorflow.random import TensorflowRandom
 from ppl.backends.tensorflow.shapes import TensorflowShapes
 from ppl.backends.tensorflow.special import TensorflowSpecial
-from ppl.backends.tensorflow.xla_cache import use_xla_cache
 
 __all__ = ["TensorflowBackend"]
 
@@ -75,10 +74,6 @@ class TensorflowBackend(TensorflowCore, TensorflowShapes, TensorflowSpecial, Ten
     (:func:`enable_numpy_behavior`). Under it, as in NumPy, an ``int64`` tensor combined with a
     ``float32`` tensor by a Python operator gives ``float64``: use ``ops`` calls (which keep the
     backend's float dtype) or cast first in backend-neutral code.
-
-    Unless ``TF_XLA_FLAGS`` already names one, it also points TensorFlow's persistent XLA cache
-    at ppl's directory, so a later process loads the compiled chunk
-    (:mod:`ppl.backends.tensorflow.xla_cache`; ``PPL_CACHE_DIR=0`` turns it off).
     """
 
     name = "tensorflow"
@@ -86,6 +81,5 @@ class TensorflowBackend(TensorflowCore, TensorflowShapes, TensorflowSpecial, Ten
     def __init__(self, dtype: str = "float32", device=None):
         super().__init__(dtype=dtype, device=device)
         enable_numpy_behavior()
-        use_xla_cache()
         self._float = _DTYPES[dtype]
         self._device_name = to_device_name(device)

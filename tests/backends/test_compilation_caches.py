@@ -1,8 +1,8 @@
-"""ppl keeps JAX's and TensorFlow's compiled programs on disk between processes
-(``backends/common/disk_cache.py``, ``backends/jax/cache.py``,
-``backends/tensorflow/xla_cache.py``): a second process running the same model loads the
-sampler's chunk instead of compiling it, and draws exactly what the process that compiled it
-drew. A user's own cache setting is kept.
+"""ppl keeps JAX's compiled programs on disk between processes (``backends/common/disk_cache.py``,
+``backends/jax/cache.py``): a second process running the same model loads the sampler's chunk
+instead of compiling it, and draws exactly what the process that compiled it drew. A user's own
+cache setting is kept; a directory others may write to is not used; the oldest entries go past
+the size limit.
 
 The suite runs with ``PPL_CACHE_DIR=0`` (``conftest.py``); these tests set it themselves."""
 
@@ -39,7 +39,7 @@ def draws_hash(backend):
 
 def _subprocess(script, **env):
     env = {**os.environ, "JAX_PLATFORMS": "cpu", **env}
-    for name in ("JAX_COMPILATION_CACHE_DIR", "TF_XLA_FLAGS"):
+    for name in ("JAX_COMPILATION_CACHE_DIR", "JAX_ENABLE_COMPILATION_CACHE"):
         env.pop(name, None)
     proc = subprocess.run([sys.executable, "-c", _MODEL + script], env=env,
                           capture_output=True, text=True, timeout=600)
@@ -65,6 +65,32 @@ def test_directory_is_per_user_framework_and_cpu(monkeypatch, tmp_path):
     assert not disk_cache.writable(str(blocker / "sub"))
     assert disk_cache.writable(str(tmp_path / "new" / "dir"))
     assert ((tmp_path / "new" / "dir").stat().st_mode & 0o077) == 0
+    monkeypatch.delenv("PPL_CACHE_DIR")
+    monkeypatch.setenv("XDG_CACHE_HOME", "relative/dir")          # not absolute: ignored
+    assert disk_cache.cache_dir("jax") == os.path.join(
+        os.path.expanduser("~"), ".cache", "ppl", "jax", leaf)
+
+
+def test_a_directory_others_may_write_to_is_not_used(tmp_path):
+    shared = tmp_path / "shared"
+    shared.mkdir()
+    shared.chmod(0o777)
+    assert not disk_cache.writable(str(shared))
+    shared.chmod(0o755)
+    assert disk_cache.writable(str(shared))
+
+
+def test_prune_deletes_the_least_recently_used_entries(tmp_path):
+    for i, age in enumerate([50, 10, 40, 20, 30]):          # seconds ago, last used
+        f = tmp_path / f"e{i}-cache"
+        f.write_bytes(b"x" * 100)
+        t = 1_000_000 - age
+        os.utime(f, (t, t))
+    (tmp_path / "other").write_bytes(b"x" * 1000)            # not an entry: kept
+    assert disk_cache.prune(str(tmp_path), 250, suffix="-cache") == 3
+    assert sorted(os.listdir(tmp_path)) == ["e1-cache", "e3-cache", "other"]
+    assert disk_cache.prune(str(tmp_path), 250, suffix="-cache") == 0
+    assert disk_cache.prune(str(tmp_path / "missing"), 0) == 0
 
 
 # ----------------------------------------------------------------------------------- JAX
@@ -133,13 +159,20 @@ def jax_cache():
 def test_jax_cache_on_with_its_limits(monkeypatch, tmp_path, jax_cache):
     jax, cache = jax_cache
     where = tmp_path / "jax" / disk_cache.cpu_tag()
+    where.mkdir(parents=True)
+    for i in range(4):                                       # the two oldest go past 250 bytes
+        f = where / f"jit_f{i}-cache"
+        f.write_bytes(b"x" * 100)
+        os.utime(f, (1000 + i, 1000 + i))
     monkeypatch.setenv("PPL_CACHE_DIR", str(tmp_path))
+    monkeypatch.setattr(cache, "_MAX_BYTES", 250)
     jax.config.update("jax_compilation_cache_dir", None)
     jax.config.update("jax_persistent_cache_min_compile_time_secs", 1.0)
     assert cache.use_compilation_cache() == str(where)
     assert jax.config.jax_compilation_cache_dir == str(where)
     assert jax.config.jax_persistent_cache_min_compile_time_secs == 0.2
-    assert where.is_dir()
+    assert jax.config.jax_compilation_cache_max_size == -1       # JAX's own bound left off
+    assert sorted(os.listdir(where)) == ["jit_f2-cache", "jit_f3-cache"]
 
 
 def test_jax_a_users_choice_is_kept(monkeypatch, tmp_path, jax_cache):
@@ -165,50 +198,3 @@ def test_jax_unwritable_directory_means_no_cache(monkeypatch, tmp_path, jax_cach
     jax.config.update("jax_compilation_cache_dir", None)
     assert cache.use_compilation_cache() is None
     assert jax.config.jax_compilation_cache_dir is None
-
-
-# ---------------------------------------------------------------------------- TensorFlow
-_TF_SCRIPT = """
-import os
-draws = draws_hash("tensorflow")
-print(json.dumps(dict(flags=os.environ.get("TF_XLA_FLAGS"), draws=draws)))
-"""
-
-_tf = _installed("tensorflow")
-
-
-def _entries(path):
-    return {f: os.stat(os.path.join(path, f)).st_mtime_ns for f in os.listdir(path)}
-
-
-@_tf
-def test_tensorflow_second_process_loads_the_chunk_and_draws_the_same(tmp_path):
-    where = os.path.join(str(tmp_path), "tensorflow", disk_cache.cpu_tag())
-    first = _subprocess(_TF_SCRIPT, PPL_CACHE_DIR=str(tmp_path))
-    assert first["flags"] == f"--tf_xla_persistent_cache_directory={where}"
-    stored = _entries(where)
-    assert any(f.endswith(".pb") for f in stored), stored
-    second = _subprocess(_TF_SCRIPT, PPL_CACHE_DIR=str(tmp_path))
-    # TensorFlow writes an entry after each compile: none written means every one was loaded
-    assert _entries(where) == stored
-    assert second["draws"] == first["draws"]
-
-
-@_tf
-def test_tensorflow_flags_keep_a_users_choice(monkeypatch, tmp_path):
-    from ppl.backends.tensorflow.xla_cache import use_xla_cache
-    monkeypatch.setenv("PPL_CACHE_DIR", str(tmp_path))
-    monkeypatch.setenv("TF_XLA_FLAGS", "--tf_xla_auto_jit=1")
-    where = os.path.join(str(tmp_path), "tensorflow", disk_cache.cpu_tag())
-    assert use_xla_cache() == where
-    assert os.environ["TF_XLA_FLAGS"] == \
-        f"--tf_xla_auto_jit=1 --tf_xla_persistent_cache_directory={where}"
-    assert use_xla_cache() == where                               # once only
-    assert os.environ["TF_XLA_FLAGS"].count("persistent") == 1
-    mine = "--tf_xla_persistent_cache_directory=/elsewhere"
-    monkeypatch.setenv("TF_XLA_FLAGS", mine)
-    assert use_xla_cache() == "/elsewhere" and os.environ["TF_XLA_FLAGS"] == mine
-    for off in ("0", str(tmp_path / "with space")):
-        monkeypatch.setenv("PPL_CACHE_DIR", off)
-        monkeypatch.delenv("TF_XLA_FLAGS", raising=False)
-        assert use_xla_cache() is None and "TF_XLA_FLAGS" not in os.environ
