@@ -48,10 +48,6 @@ DEFAULT_RUNNERS = "ppl,ppl-vectorized,numpyro-parallel,numpyro-vectorized,blackj
 
 
 def _set_devices(n):
-    # ppl keeps JAX's compiled programs on disk between processes (backends/jax/cache.py) and
-    # the setting is JAX's, process-wide: off here unless asked for, so that every sampler,
-    # peers included, compiles as in a process of its own on a machine that never ran it
-    os.environ.setdefault("PPL_CACHE_DIR", "0")
     import jax
     jax.config.update("jax_num_cpu_devices", n)
 
@@ -280,6 +276,10 @@ def main(argv=None):
     p.add_argument("--chain-method", help="ppl's chain_method in --scale (default: ppl's choice)")
     p.add_argument("--json")
     a = p.parse_args(argv)
+    # ppl keeps JAX's compiled programs on disk between processes (backends/jax/cache.py) and
+    # the setting is JAX's, process-wide: off here unless asked for, so that every sampler,
+    # peers included, compiles as in a process of its own on a machine that never ran it
+    os.environ.setdefault("PPL_CACHE_DIR", "0")
     _set_devices(a.devices)
     n = 500 if a.quick else 1000
     cfg_kw = dict(chains=a.chains, warmup=a.warmup or n, samples=a.samples or n)
