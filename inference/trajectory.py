@@ -150,17 +150,18 @@ def extend_subtree(sub: Subtree, u, eps, energy0, inverse_mass_matrix, potential
     # those of sizes 2^k with (n + 1) % 2^k == 0: write and check them all, masked (a branch
     # on the counter per level would not compile into one graph)
     entry = ops.stack([ps, new.momentum, sub.leaf_ps, sub.leaf.momentum, sub.rho], axis=1)
-    ckpt = _write(sub.ckpt, entry, n, 0)
-    turn = _turning(ckpt, rho, ps, n, 0) if low > 1 else ops.zeros_like(building)
+    pow2 = _levels(sub.ckpt, 0)
+    ckpt = _write(sub.ckpt, entry, n, pow2)
+    turn = _turning(ckpt, rho, ps, n, pow2) if low > 1 else ops.zeros_like(building)
     ckpt_high = sub.ckpt_high
     if L > low:
         # the levels from LOW up, only at the leaves that start or complete a sub-tree of
         # 2^LOW leaves or more
         def high(operand):
             ckpt_high, turn = operand
-            ckpt_high = _write(ckpt_high, entry, n, low)
+            ckpt_high = _write(ckpt_high, entry, n, _levels(ckpt_high, low))
             joined = ops.concat([ckpt[:, low - 1:], ckpt_high], axis=1)
-            return ckpt_high, turn | _turning(joined, rho, ps, n, low - 1)
+            return ckpt_high, turn | _turning(joined, rho, ps, n, _levels(joined, low - 1))
 
         size = 2 ** low
         ckpt_high, turn = ops.cond(((n % size) == 0) | (((n + 1) % size) == 0), high,
@@ -178,16 +179,16 @@ def _levels(ckpt, first_level: int):
                                               first_level + ops.shape(ckpt)[1])])
 
 
-def _write(ckpt, entry, n, first_level: int):
-    """``ckpt`` with ``entry`` ``(C, F, D)`` at the levels ``j`` with ``n % 2^j == 0``."""
-    pow2 = _levels(ckpt, first_level)
+def _write(ckpt, entry, n, pow2):
+    """``ckpt`` with ``entry`` ``(C, F, D)`` at the levels ``j`` with ``n % 2^j == 0``
+    (``pow2``: the levels' ``2^j``, :func:`_levels`)."""
     starts = (n // pow2) * pow2 == n
     return ops.where(ops.reshape(starts, (1, -1, 1, 1)), entry[:, None], ckpt)
 
 
-def _turning(ckpt, rho, ps, n, first_level: int):
-    """Whether a sub-tree leaf ``n`` completes turns, over the levels ``ckpt`` holds."""
-    pow2 = _levels(ckpt, first_level)
+def _turning(ckpt, rho, ps, n, pow2):
+    """Whether a sub-tree leaf ``n`` completes turns, over the levels ``ckpt`` holds
+    (``pow2``: their ``2^j``)."""
     return termination.subtree_turning(ckpt, rho, ps, ((n + 1) // pow2) * pow2 == n + 1)
 
 
