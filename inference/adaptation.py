@@ -1,7 +1,7 @@
 """Warmup adaptation as Stan does it: step size by dual averaging, mass matrix by windows.
 
-* :func:`find_reasonable_step_size` — Stan's initial step-size heuristic: double (or halve) the
-  step size until the acceptance probability of one leapfrog step crosses 0.8.
+* :func:`search_step_size` — Stan's initial step-size heuristic: double (or halve) the step size
+  until the acceptance probability of one leapfrog step crosses 0.8.
 * Dual averaging (Nesterov 2009; Hoffman & Gelman 2014, sec. 3.2.1) drives the mean acceptance
   statistic of each transition toward ``target_accept_prob``; at the end of warmup the step size
   is the weighted average of the iterates.
@@ -45,15 +45,13 @@ from typing import NamedTuple
 
 import numpy as np
 
-from ppl import ops
+from ppl import ops, random
 from ppl.inference.batching import select
-from ppl.inference.integrators import IntegratorState, velocity_verlet
-from ppl.inference.metrics import gaussian_euclidean
 
 __all__ = ["DualAveragingState", "WelfordState", "dual_averaging_init", "dual_averaging_update",
-           "welford_init", "welford_update", "welford_covariance", "find_reasonable_step_size",
-           "warmup_schedule", "WarmupSchedule", "AdaptState", "adapt_init", "adapt_reset",
-           "adapt_update", "ESTIMATORS"]
+           "welford_init", "welford_update", "welford_covariance", "search_step_size",
+           "warmup_schedule", "WarmupSchedule", "AdaptState", "adapt_init", "take_mass_estimate",
+           "restart_dual_averaging", "adapt_update", "ESTIMATORS"]
 
 #: mass-matrix estimators: ``"draws"`` (Stan: the draws' variance) or ``"gradients"``
 ESTIMATORS = ("draws", "gradients")
@@ -161,68 +159,69 @@ def welford_covariance(state: WelfordState, *, regularize: bool = True):
 
 
 # ------------------------------------------------------------------------------ heuristic
-def find_reasonable_step_size(rng_key, position, potential_energy, potential_energy_grad,
-                              potential_and_grad_fn: Callable, step_size, inverse_mass_matrix,
-                              *, target_log_accept: float = math.log(0.8),
-                              max_iterations: int = 100):
-    """Stan's initial step-size heuristic, for every chain at once.
+class _Search(NamedTuple):
+    calls: object        # transitions made so far (scalar)
+    step_size: object    # (C,) the step size of the next call
+    direction: object    # (C,) +1 doubling, -1 halving (set by the first trial)
+    searching: object    # (C,) bool
+    done: object         # scalar bool: the last call was the full transition
+    out: tuple           # the last call's (state, info)
 
-    From ``step_size``, take one leapfrog step with a fresh momentum (the same for every trial
-    step size, where Stan draws one per trial); if the acceptance
-    ``exp(H_0 - H_1)`` is above 0.8 keep doubling the step size until it falls below, otherwise
-    keep halving until it rises above (Hoffman & Gelman 2014, Algorithm 4).
+
+def search_step_size(transition: Callable, rng_key, step_size, search, empty_out, *,
+                     target_accept: float = 0.8, max_trials: int = 100):
+    """Stan's step-size heuristic for the chains where ``search`` holds, then a transition.
+
+    The heuristic (Hoffman & Gelman 2014, Algorithm 4, in the form of Stan's
+    ``init_stepsize``) takes single leapfrog steps from the current point, each from a fresh
+    momentum: the first fixes the direction (up if its acceptance ``exp(H_0 - H_1)`` is above
+    ``target_accept``, else down); from the second on, the step size doubles (or halves) until
+    a step's acceptance falls below (or rises above) ``target_accept``, and that step's size is
+    kept. Chains search together; a chain that is done keeps its step size.
 
     Parameters
     ----------
+    transition
+        ``transition(rng_key, step_size, one_step) -> (state, info)``: the kernel's transition
+        from the current point, with ``one_step`` (a scalar bool) a single leapfrog step, whose
+        ``info.accept_prob`` is ``min(1, exp(H_0 - H_1))``. The trials and the transition that
+        follows them are one call of it inside a loop, so a compiled program holds the model's
+        gradient once (a leapfrog of the search's own was ~15 % of a first compile on JAX).
     rng_key
-        A ``ppl.random`` key.
-    position, potential_energy, potential_energy_grad
-        ``(C, D)``, ``(C,)``, ``(C, D)``: the current point of each chain.
-    potential_and_grad_fn
-        Batched ``q -> (U, grad U)``.
+        Call ``k`` uses ``fold_in(rng_key, k)``.
     step_size
-        ``(C,)`` starting step sizes.
-    inverse_mass_matrix
-        ``(C, D)`` or ``(C, D, D)``.
+        ``(C,)`` step sizes to start from.
+    search
+        Scalar bool: search first (else the loop makes one call, the transition).
+    empty_out
+        ``(state, info)`` of the structure ``transition`` returns (the loop's initial value).
 
     Returns
     -------
-    ``(C,)`` step sizes.
+    ``(state, info, step_size)`` of the transition.
     """
-    metric = gaussian_euclidean(inverse_mass_matrix)
-    leapfrog = velocity_verlet(potential_and_grad_fn, metric.velocity)
-    shape = ops.shape(position)
-    dtype = ops.dtype_of(position)
-    step_size = ops.asarray(step_size, dtype)
-    neg_inf = -float("inf")
-    # one momentum for every trial step size (Stan draws one per trial): the acceptance then
-    # changes with the step size alone, and the loop holds no random draw
-    p = metric.sample_momentum(rng_key, shape)
-    h0 = potential_energy + metric.kinetic_energy(p)
+    searching = ops.logical_and(ops.ones(ops.shape(step_size), bool), search)
 
-    def body(carry):
-        i, eps, direction, done = carry
-        new = leapfrog(IntegratorState(position, p, potential_energy, potential_energy_grad),
-                       ops.expand_dims(eps, -1))
-        delta = h0 - (new.potential_energy + metric.kinetic_energy(new.momentum))
-        delta = ops.where(ops.isnan(delta), neg_inf, delta)
-        good = delta > target_log_accept
-        # first pass fixes the direction: up while acceptance is good, else down
-        direction = ops.where(direction == 0, ops.where(good, 1.0, -1.0), direction)
-        stop = ops.where(direction > 0, ops.logical_not(good), good)
-        stop = ops.logical_or(stop, ops.logical_or(eps > 1e7, eps < 1e-12))
-        done_now = ops.logical_or(done, stop)
-        eps = ops.where(done_now, eps, eps * ops.where(direction > 0, 2.0, 0.5))
-        return i + 1, eps, direction, done_now
+    def body(c: _Search) -> _Search:
+        trial = ops.any(c.searching)
+        out = transition(random.fold_in(rng_key, c.calls), c.step_size, trial)
+        good = out[1].accept_prob > target_accept          # (NaN: not good)
+        first = c.calls == 0
+        direction = ops.where(first, ops.where(good, 1.0, -1.0), c.direction)
+        crossed = ops.logical_and(ops.logical_not(first),
+                                  ops.where(direction > 0, ops.logical_not(good), good))
+        stuck = (c.step_size > 1e7) | (c.step_size < 1e-12) | (c.calls + 1 >= max_trials)
+        searching = c.searching & ops.logical_not(crossed | stuck)
+        grow = searching & ops.logical_not(first)
+        step_size = ops.where(grow, c.step_size * ops.where(direction > 0, 2.0, 0.5),
+                              c.step_size)
+        return _Search(c.calls + 1, step_size, direction, searching, ops.logical_not(trial), out)
 
-    def cond(carry):
-        i, _, _, done = carry
-        return ops.logical_and(i < max_iterations, ops.logical_not(ops.all(done)))
-
-    init = (ops.zeros((), "int32"), step_size, ops.zeros_like(step_size),
-            ops.zeros(ops.shape(step_size), bool))
-    _, eps, _, _ = ops.while_loop(cond, body, init)
-    return eps
+    init = _Search(ops.zeros((), "int32"), step_size, ops.zeros_like(step_size), searching,
+                   ops.zeros((), bool), empty_out)
+    end = ops.while_loop(lambda c: ops.logical_not(c.done), body, init)
+    state, info = end.out
+    return state, info, end.step_size
 
 
 # ------------------------------------------------------------------------------ schedule
@@ -348,25 +347,23 @@ def adapt_init(step_size, num_chains: int, dim: int, *, dense: bool = False,
                       welford_init(num_chains, dim, dense=dense, dtype=dtype), grads)
 
 
-def adapt_reset(rng_key, adapt: AdaptState, state, potential_and_grad_fn: Callable, *,
-                update_mass, adapt_step_size: bool) -> AdaptState:
-    """Start of a warmup stage: take the window's mass-matrix estimate (when ``update_mass``,
-    a scalar bool) and, with ``adapt_step_size``, re-run the step-size heuristic and restart
-    dual averaging at ``mu = log(10 * step_size)`` (Stan's order)."""
+def take_mass_estimate(adapt: AdaptState) -> AdaptState:
+    """The end of a slow window: the window's estimate becomes the inverse mass matrix and the
+    estimators start empty."""
     grads = adapt.grad_welford
     estimate = welford_covariance(adapt.welford) if grads is None else \
         _fisher_diagonal(adapt.welford, grads)
-    inv_mass = ops.where(update_mass, estimate, adapt.inverse_mass_matrix)
-    welford = select(update_mass, _empty(adapt.welford), adapt.welford)
-    if grads is not None:
-        grads = select(update_mass, _empty(grads), grads)
-    eps, da = adapt.step_size, adapt.dual_averaging
-    if adapt_step_size:
-        eps = find_reasonable_step_size(rng_key, state.position, state.potential_energy,
-                                        state.potential_energy_grad, potential_and_grad_fn,
-                                        eps, inv_mass)
-        da = dual_averaging_init(eps)
-    return AdaptState(eps, inv_mass, da, welford, grads)
+    return AdaptState(adapt.step_size, estimate, adapt.dual_averaging, _empty(adapt.welford),
+                      None if grads is None else _empty(grads))
+
+
+def restart_dual_averaging(adapt: AdaptState, step_size, restart) -> AdaptState:
+    """Where ``restart`` (a scalar bool): step size ``step_size`` (the heuristic's,
+    :func:`search_step_size`) and dual averaging restarted at ``mu = log(10 * step_size)``
+    (Stan's order)."""
+    da = select(restart, dual_averaging_init(step_size), adapt.dual_averaging)
+    return AdaptState(ops.where(restart, step_size, adapt.step_size),
+                      adapt.inverse_mass_matrix, da, adapt.welford, adapt.grad_welford)
 
 
 def adapt_update(adapt: AdaptState, position, accept_prob, *, warmup, collect, last,

@@ -141,7 +141,9 @@ class _HMCFamily:
                            info.chain_plate, values)
 
     def build_kernel(self) -> Callable:
-        """``kernel(rng_key, state, potential_and_grad_fn, step_size, inverse_mass_matrix)``."""
+        """``kernel(rng_key, state, potential_and_grad_fn, step_size, inverse_mass_matrix,
+        one_step=False)``; ``one_step`` (a scalar bool) makes the transition one leapfrog step,
+        the step-size heuristic's trial."""
         raise NotImplementedError
 
     def init(self, position, potential_and_grad_fn):
@@ -175,16 +177,23 @@ class _HMCFamily:
 
         def iteration(rng_key, carry, flags: WarmupFlags):
             state, adapt = carry
-            k_reset, k_step = random.split(rng_key, 2)
-            adapt = ops.cond(
-                ops.logical_or(flags.reset, flags.update_mass),
-                lambda a: adaptation.adapt_reset(k_reset, a, state, potential_and_grad_fn,
-                                                 update_mass=flags.update_mass,
-                                                 adapt_step_size=adapt_step_size),
-                lambda a: a, adapt)
-            step_size = adapt.step_size
-            state, info = transition(k_step, state, potential_and_grad_fn, step_size,
-                                     adapt.inverse_mass_matrix)
+            adapt = ops.cond(flags.update_mass, adaptation.take_mass_estimate, lambda a: a,
+                             adapt)
+
+            def step(key, step_size, one_step=False):
+                return transition(key, state, potential_and_grad_fn, step_size,
+                                  adapt.inverse_mass_matrix, one_step=one_step)
+
+            if adapt_step_size:
+                # Stan's heuristic at a stage's start, then the transition: one loop, one call
+                # of the transition (the model's gradient compiled once)
+                empty = (state, self._empty_info(state.position))
+                state, info, step_size = adaptation.search_step_size(
+                    step, rng_key, adapt.step_size, flags.reset, empty)
+                adapt = adaptation.restart_dual_averaging(adapt, step_size, flags.reset)
+            else:
+                step_size = adapt.step_size
+                state, info = step(rng_key, step_size)
             adapt = adaptation.adapt_update(adapt, state.position, info.accept_prob,
                                             warmup=flags.warmup, collect=flags.collect,
                                             last=flags.last, target_accept_prob=target,
@@ -195,16 +204,21 @@ class _HMCFamily:
         return iteration
 
     @classmethod
+    def _empty_info(cls, position):
+        """All-zero transition statistics of the chains at ``position`` ``(C, D)``."""
+        num_chains = ops.shape(position)[0]
+        zeros = ops.zeros((num_chains,), ops.dtype_of(position))
+        flags = ops.zeros((num_chains,), bool)
+        return cls._info_type(*[flags if f in ("diverging", "is_accepted") else zeros
+                                for f in cls._info_type._fields])
+
+    @classmethod
     def empty_draw(cls, carry) -> Draw:
         """The ``Draw`` of a skipped iteration (all-zero statistics). A class method: a
         compiled chunk of iterations holding it is the same for every kernel of the class."""
         state, adapt = carry
-        num_chains = ops.shape(state.position)[0]
-        zeros = ops.zeros((num_chains,), ops.dtype_of(state.position))
-        flags = ops.zeros((num_chains,), bool)
-        info = cls._info_type(*[flags if f in ("diverging", "is_accepted") else zeros
-                                for f in cls._info_type._fields])
-        return Draw(state.position, state.potential_energy, info, adapt.step_size)
+        return Draw(state.position, state.potential_energy, cls._empty_info(state.position),
+                    adapt.step_size)
 
     def _repr_args(self):
         target = "model=" + getattr(self.model, "__name__", "?") if self.model is not None \
@@ -355,7 +369,8 @@ class HMC(_HMCFamily):
         fixed, length = self.num_steps, self.trajectory_length
         jitter, cap, max_de = self.num_steps_jitter, self.max_num_steps, self.max_delta_energy
 
-        def kernel(rng_key, state, potential_and_grad_fn, step_size, inverse_mass_matrix):
+        def kernel(rng_key, state, potential_and_grad_fn, step_size, inverse_mass_matrix,
+                   one_step=False):
             k_jit, k_step = random.split(rng_key, 2)
             if fixed is None:
                 n = ops.clip(ops.ceil(length / step_size), 1.0, float(cap))
@@ -364,6 +379,8 @@ class HMC(_HMCFamily):
             if jitter > 0:
                 u = random.uniform(k_jit, ops.shape(step_size), ops.dtype_of(step_size))
                 n = ops.maximum(ops.ceil(n * (1.0 - jitter * u)), 1.0)
+            if one_step is not False:       # the step-size heuristic's trial
+                n = ops.where(one_step, ops.ones_like(n), n)
             return hmc.step(k_step, state, potential_and_grad_fn, step_size, inverse_mass_matrix,
                             num_steps=n, max_delta_energy=max_de)
 

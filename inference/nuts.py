@@ -79,6 +79,10 @@ def build_transition(*, max_tree_depth: int = 10, max_delta_energy: float = 1000
     the subtree's merge draw and the next direction (``< 0.5`` is forward) used when the leaf
     is the subtree's last.
 
+    ``max_depth`` (a scalar, at most ``max_tree_depth``; ``None``: ``max_tree_depth``) caps the
+    doublings of this transition: ``1`` is a single leapfrog step, the step-size heuristic's
+    trial (:func:`~ppl.inference.adaptation.search_step_size`).
+
     With ``jit`` the trajectory pieces are compiled here, once, with ``ops.jit``.
     """
     L = _check_depth(max_tree_depth)
@@ -89,7 +93,7 @@ def build_transition(*, max_tree_depth: int = 10, max_delta_energy: float = 1000
     merge = compile_(merge_subtree)
 
     def transition(state: HMCState, momentum, forward, uniform_fn, potential_and_grad_fn,
-                   step_size, inverse_mass_matrix):
+                   step_size, inverse_mass_matrix, max_depth=None):
         C = ops.shape(state.position)[0]
         dtype = ops.dtype_of(state.position)
         int_dtype = ops.dtype_of(ops.asarray([1]))
@@ -118,7 +122,8 @@ def build_transition(*, max_tree_depth: int = 10, max_delta_energy: float = 1000
             z0, z0, ps0, ps0, momentum, zeros, state, energy0, zeros, forward,
             ops.ones((C,), bool), flags, flags, zeros, zeros, ops.zeros((), int_dtype),
             ops.ones((), int_dtype))
-        trajectory = ops.while_loop(lambda t: (t.d < L) & ops.any(t.active), doubling,
+        depth = L if max_depth is None else ops.astype(max_depth, int_dtype)
+        trajectory = ops.while_loop(lambda t: (t.d < depth) & ops.any(t.active), doubling,
                                     trajectory)
         info = NUTSInfo(trajectory.diverging, trajectory.num_steps,
                         trajectory.sum_accept / ops.maximum(trajectory.num_steps, 1.0),
@@ -131,7 +136,7 @@ def build_transition(*, max_tree_depth: int = 10, max_delta_energy: float = 1000
 def build_kernel(*, max_tree_depth: int = 10, max_delta_energy: float = 1000.0,
                  jit: bool = True) -> Callable:
     """The NUTS kernel ``kernel(rng_key, state, potential_and_grad_fn, step_size,
-    inverse_mass_matrix) -> (HMCState, NUTSInfo)`` for a batch of ``C`` chains.
+    inverse_mass_matrix, one_step=False) -> (HMCState, NUTSInfo)`` for a batch of ``C`` chains.
 
     Parameters
     ----------
@@ -145,7 +150,9 @@ def build_kernel(*, max_tree_depth: int = 10, max_delta_energy: float = 1000.0,
     The kernel's arguments: ``rng_key`` one key for the batch; ``state`` an
     :class:`~ppl.inference.hmc.HMCState` with ``(C, D)`` positions; ``potential_and_grad_fn``
     the batched ``q (C, D) -> (U (C,), grad U (C, D))``; ``step_size`` ``(C,)``;
-    ``inverse_mass_matrix`` ``(C, D)`` diagonal or ``(C, D, D)`` dense.
+    ``inverse_mass_matrix`` ``(C, D)`` diagonal or ``(C, D, D)`` dense; ``one_step`` (a scalar
+    bool) makes the transition a single leapfrog step (one doubling of depth 0), whose
+    ``accept_prob`` is ``min(1, exp(H_0 - H_1))``: the step-size heuristic's trial.
 
     Examples
     --------
@@ -163,7 +170,7 @@ def build_kernel(*, max_tree_depth: int = 10, max_delta_energy: float = 1000.0,
                                   max_delta_energy=max_delta_energy, jit=jit)
 
     def kernel(rng_key, state: HMCState, potential_and_grad_fn: Callable, step_size,
-               inverse_mass_matrix):
+               inverse_mass_matrix, one_step=False):
         C, D = ops.shape(state.position)
         dtype = ops.dtype_of(state.position)
         # one normal draw: the momentum, and (sign of the last column) the first direction;
@@ -175,6 +182,7 @@ def build_kernel(*, max_tree_depth: int = 10, max_delta_energy: float = 1000.0,
             return random.indexed_uniform(rng_key, i, (C, 3), dtype)
 
         return transition(state, momentum, normal[:, D] > 0, uniform_fn, potential_and_grad_fn,
-                          step_size, inverse_mass_matrix)
+                          step_size, inverse_mass_matrix,
+                          None if one_step is False else ops.where(one_step, 1, max_tree_depth))
 
     return kernel

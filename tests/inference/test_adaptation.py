@@ -2,6 +2,7 @@
 averaging and the initial step-size heuristic, against NumPy references."""
 
 import math
+from typing import NamedTuple
 
 import numpy as np
 import pytest
@@ -94,21 +95,118 @@ def test_dual_averaging_first_update_matches_formula(backend, assert_close):
     assert_close(st.log_step_size_avg, np.array([x]))     # first iterate has weight 1
 
 
+def _stan_init_stepsize(eps, accept_of):
+    """Stan's ``init_stepsize`` (base_hmc.hpp) for one chain, with the acceptance of trial
+    ``k`` given by ``accept_of(k, eps)``: the NumPy reference of ``search_step_size``."""
+    k = 0
+    direction = 1 if accept_of(k, eps) > 0.8 else -1
+    while True:
+        k += 1
+        a = accept_of(k, eps)
+        if (direction == 1 and not a > 0.8) or (direction == -1 and not a < 0.8):
+            return eps, k + 1
+        eps = 2 * eps if direction == 1 else 0.5 * eps
+
+
+class _Info(NamedTuple):
+    accept_prob: object
+    num_steps: object
+
+
+@pytest.mark.dtypes("float64")
+def test_search_step_size_is_stans_heuristic(backend):
+    """Scripted trials whose acceptance falls with the step size, plus noise drawn from the
+    call's key (so the re-evaluation at the first step size matters, as the fresh momentum of
+    each of Stan's trials does): the step sizes and the number of trials are those of Stan's
+    loop run by hand per chain in NumPy; the transition that follows gets the key of the next
+    call and the final step sizes; without ``search`` there is one call, the transition."""
+    scale = np.array([1.0, 0.3, 3.0, 0.05])
+    start = np.array([1.0, 1.0, 0.01, 4.0])
+    key = ppl.random.key(0)
+
+    def noise(k):
+        return ppl.random.uniform(ppl.random.fold_in(key, k), (4,), "float64")
+
+    def transition(call_key, eps, one_step):
+        u = ppl.random.uniform(call_key, (4,), "float64")
+        acc = ops.clip(ops.exp(-0.22 * (eps / ops.asarray(scale)) ** 2) + 0.3 * (u - 0.5),
+                       0.0, 1.0)
+        return (eps, u), _Info(acc, ops.where(one_step, ops.ones((4,)), ops.full((4,), 99.0)))
+
+    def accept_of(c, k, eps):
+        u = ops.to_numpy(noise(k))[c]
+        return float(np.clip(np.exp(-0.22 * (eps / scale[c]) ** 2) + 0.3 * (u - 0.5), 0, 1))
+
+    empty = ((ops.zeros((4,)), ops.zeros((4,))), _Info(ops.zeros((4,)), ops.zeros((4,))))
+    (used, u), info, eps = A.search_step_size(transition, key, ops.asarray(start),
+                                              ops.asarray(True), empty)
+    want = [_stan_init_stepsize(start[c], lambda k, e, c=c: accept_of(c, k, e))
+            for c in range(4)]
+    assert len({w[1] for w in want}) > 1                 # chains search for different lengths
+    np.testing.assert_allclose(ops.to_numpy(eps), [w[0] for w in want])
+    np.testing.assert_allclose(ops.to_numpy(used), [w[0] for w in want])
+    trials = max(w[1] for w in want)
+    np.testing.assert_array_equal(ops.to_numpy(u), ops.to_numpy(noise(trials)))
+    np.testing.assert_array_equal(ops.to_numpy(info.num_steps), 99)
+    (used, u), info, eps = A.search_step_size(transition, key, ops.asarray(start),
+                                              ops.asarray(False), empty)
+    np.testing.assert_allclose(ops.to_numpy(eps), start)
+    np.testing.assert_array_equal(ops.to_numpy(u), ops.to_numpy(noise(0)))
+    np.testing.assert_array_equal(ops.to_numpy(info.num_steps), 99)
+
+
 @pytest.mark.dtypes("float64")
 @pytest.mark.parametrize("start", [1e-3, 50.0])
-def test_find_reasonable_step_size(backend, start):
-    # N(0, I_10): one leapfrog step has acceptance near 0.8 for step sizes of order 1
+@pytest.mark.parametrize("kernel", ["nuts", "hmc"])
+def test_search_step_size_with_a_kernel(backend, start, kernel):
+    """N(0, I_10): one leapfrog step has acceptance near 0.8 for step sizes of order 1; the
+    kernel's one-step trial gets there from far below and far above, in powers of two."""
+    from ppl.inference import HMC, NUTS
+    from ppl.inference.hmc import init
     D, C = 10, 3
     vg = ops.vmap(ops.value_and_grad(lambda q: 0.5 * ops.sum(q * q)))
-    q = ops.asarray(np.random.default_rng(1).normal(size=(C, D)))
-    u, g = vg(q)
-    eps = A.find_reasonable_step_size(ppl.random.key(0), q, u, g, vg,
-                                      ops.full((C,), start), ops.ones((C, D)))
+    state = init(ops.asarray(np.random.default_rng(1).normal(size=(C, D))), vg)
+    k = (NUTS if kernel == "nuts" else HMC)(potential_fn=lambda q: 0.5 * ops.sum(q * q))
+    step = k.build_kernel()
+
+    def transition(key, eps, one_step):
+        return step(key, state, vg, eps, ops.ones((C, D)), one_step=one_step)
+
+    empty = (state, k._empty_info(state.position))
+    _, info, eps = A.search_step_size(transition, ppl.random.key(0), ops.full((C,), start),
+                                      ops.asarray(True), empty)
     eps = ops.to_numpy(eps)
     assert eps.shape == (C,)
     assert np.all((eps > 0.05) & (eps < 4.0)), eps
-    k = np.log2(eps / start)
-    np.testing.assert_allclose(k, np.round(k), atol=1e-4)   # powers-of-two multiples
+    power = np.log2(eps / start)
+    np.testing.assert_allclose(power, np.round(power), atol=1e-4)   # powers-of-two multiples
+    assert np.all(ops.to_numpy(info.num_steps) >= 1)
+
+
+@pytest.mark.dtypes("float64")
+def test_one_step_nuts_trial_is_one_leapfrog(backend):
+    """``max_depth=1``: one leapfrog step, and ``accept_prob`` is ``min(1, exp(H0 - H1))``
+    of that step, computed by hand in NumPy (unit metric, U = |q|^2 / 2)."""
+    from ppl.inference import nuts
+    from ppl.inference.hmc import init
+    C, D = 3, 4
+    rng = np.random.default_rng(5)
+    q0, p0 = rng.normal(size=(C, D)), rng.normal(size=(C, D))
+    eps = np.array([0.3, 1.1, 2.5])
+    vg = ops.vmap(ops.value_and_grad(lambda q: 0.5 * ops.sum(q * q)))
+    transition = nuts.build_transition(max_tree_depth=6)
+    u = ops.full((C, 3), 0.5)
+    _, info = transition(init(ops.asarray(q0), vg), ops.asarray(p0), ops.ones((C,), bool),
+                         lambda i: u, vg, ops.asarray(eps), ops.ones((C, D)), ops.asarray(1))
+    e = eps[:, None]
+    p_half = p0 - 0.5 * e * q0
+    q1 = q0 + e * p_half
+    p1 = p_half - 0.5 * e * q1
+    h0 = 0.5 * (q0 ** 2).sum(1) + 0.5 * (p0 ** 2).sum(1)
+    h1 = 0.5 * (q1 ** 2).sum(1) + 0.5 * (p1 ** 2).sum(1)
+    np.testing.assert_allclose(ops.to_numpy(info.accept_prob), np.minimum(1, np.exp(h0 - h1)),
+                               rtol=1e-10)
+    np.testing.assert_array_equal(ops.to_numpy(info.num_steps), 1)
 
 
 def test_adapt_update_and_reset(backend, assert_close):
@@ -122,16 +220,18 @@ def test_adapt_update_and_reset(backend, assert_close):
         st = A.adapt_update(st, ops.asarray(draws[i]), ops.full((C,), 0.9), warmup=True,
                             collect=True, last=False, target_accept_prob=0.8,
                             adapt_step_size=True)
-    vg = ops.vmap(ops.value_and_grad(lambda q: 0.5 * ops.sum(q * q)))
-    from ppl.inference.hmc import init
-    state = init(ops.asarray(draws[-1]), vg)
-    new = A.adapt_reset(ppl.random.key(0), st, state, vg, update_mass=ops.asarray(True),
-                        adapt_step_size=True)
+    new = A.take_mass_estimate(st)
     n = 10
     expected = n / (n + 5) * draws.var(0, ddof=1) + 1e-3 * 5 / (n + 5)
     assert_close(new.inverse_mass_matrix, expected, tol=10)
     assert float(ops.to_numpy(new.welford.count).sum()) == 0.0
-    assert_close(new.dual_averaging.mu, np.log(10 * ops.to_numpy(new.step_size)), tol=10)
+    kept = A.restart_dual_averaging(new, ops.full((C,), 0.25), ops.asarray(False))
+    assert_close(kept.step_size, ops.to_numpy(st.step_size))
+    assert_close(kept.dual_averaging.count, ops.to_numpy(st.dual_averaging.count))
+    new = A.restart_dual_averaging(new, ops.full((C,), 0.25), ops.asarray(True))
+    assert_close(new.step_size, np.full(C, 0.25))
+    assert_close(new.dual_averaging.mu, np.full(C, np.log(2.5)), tol=10)
+    assert float(ops.to_numpy(new.dual_averaging.count).sum()) == 0.0
 
 
 def test_gradient_estimator_matches_formula(backend, assert_close):
@@ -144,7 +244,7 @@ def test_gradient_estimator_matches_formula(backend, assert_close):
         adapt = A.adapt_update(adapt, ops.asarray(xi), ops.ones((2,)), warmup=True,
                                collect=True, last=False, target_accept_prob=0.8,
                                adapt_step_size=False, grad=ops.asarray(gi))
-    adapt = A.adapt_reset(None, adapt, None, None, update_mass=True, adapt_step_size=False)
+    adapt = A.take_mass_estimate(adapt)
     est = np.sqrt(x.var(axis=0, ddof=1) / g.var(axis=0, ddof=1))
     assert_close(adapt.inverse_mass_matrix, (30 / 35) * est + 1e-3 * 5 / 35)
     assert float(ops.to_numpy(adapt.grad_welford.count).sum()) == 0.0   # emptied
