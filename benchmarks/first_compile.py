@@ -11,7 +11,9 @@ alike, and prints the per-runner medians.
 
 ppl's processes start with an empty on-disk cache of compiled programs (its own temporary
 ``PPL_CACHE_DIR``: the first run on a machine, which writes the cache, as a user's does), the
-peers' with none (``0``: the setting is JAX's and would serve them too). With ``--again`` each
+peers' with none (``0``: the setting is JAX's and would serve them too). A peer that samples
+ppl's log density of a posteriordb problem gets it and ppl's starting points outside the clock
+(``Config.untimed``): ppl's start program is ppl's cost. With ``--again`` each
 ppl process is followed by a second one on the same cache, ``"<runner> again"`` in the table: a
 script run a second time.
 
@@ -26,6 +28,7 @@ Usage::
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import statistics
@@ -51,6 +54,7 @@ class CpuCompileClock:
         self.compiles = 0
         self.by_name = defaultdict(float)
         self._open = []
+        self._paused = 0
         jax.monitoring.register_scalar_listener(self._start)
         jax.monitoring.register_event_duration_secs_listener(self._end)
 
@@ -67,13 +71,22 @@ class CpuCompileClock:
                 break
         else:
             return
-        if self._open:          # nested in another compile event: counted by the outer one
+        if self._open or self._paused:    # nested: counted by the outer one; or untimed
             return
         cpu = time.process_time() - t0
         self.cpu += cpu
         self.wall += duration
         self.compiles += event == self.EVENTS[2]
         self.by_name[f"{event.rsplit('/', 1)[1][:5]} {fun_name}"] += cpu
+
+    @contextlib.contextmanager
+    def paused(self):
+        """Compiles inside are not counted (a peer preparing ppl's inputs, ``Config.untimed``)."""
+        self._paused += 1
+        try:
+            yield
+        finally:
+            self._paused -= 1
 
 
 def one(runner, problem_name, warmup, samples, chains, devices):
@@ -85,7 +98,8 @@ def one(runner, problem_name, warmup, samples, chains, devices):
     problem = get_problems([problem_name])[0]
     clock = CpuCompileClock()
     cpu0 = time.process_time()
-    res = RUNNERS[runner](problem, 0, Config(chains=chains, warmup=warmup, samples=samples))
+    res = RUNNERS[runner](problem, 0, Config(chains=chains, warmup=warmup, samples=samples,
+                                             untimed=clock.paused))
     ess = min_ess(res.draws)
     top = sorted(clock.by_name.items(), key=lambda kv: -kv[1])[:20]
     return dict(runner=runner, problem=problem_name, compile_cpu=clock.cpu,

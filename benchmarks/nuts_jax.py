@@ -32,6 +32,7 @@ Usage::
 from __future__ import annotations
 
 import argparse
+import contextlib
 import importlib
 import json
 import os
@@ -62,11 +63,21 @@ class CompileClock:
     def __init__(self):
         import jax
         self.total = 0.0
+        self._paused = 0
         jax.monitoring.register_event_duration_secs_listener(self._listen)
 
     def _listen(self, event, duration, **_):
-        if event in self.EVENTS:
+        if event in self.EVENTS and not self._paused:
             self.total += duration
+
+    @contextlib.contextmanager
+    def paused(self):
+        """Compiles inside are not counted (a runner preparing its inputs, ``Config.untimed``)."""
+        self._paused += 1
+        try:
+            yield
+        finally:
+            self._paused -= 1
 
 
 def min_ess(draws) -> float:
@@ -130,7 +141,7 @@ def run(problems, runners, seeds, cfg_kw, out, floors=None):
             floors[problem.name] = floor_us(problem, cfg_kw["chains"])
             print(f"  {problem.name:>22} floor: {floors[problem.name]:.2f} us per batched "
                   f"value_and_grad ({load()})", file=out, flush=True)
-        cfgs = {r: Config(**cfg_kw) for r in runners}
+        cfgs = {r: Config(**cfg_kw, untimed=clock.paused) for r in runners}
         for seed in seeds:
             for r in runners:
                 before = clock.total
