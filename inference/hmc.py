@@ -74,6 +74,13 @@ class HMCInfo(NamedTuple):
     is_accepted: object
 
 
+def empty_info(position) -> HMCInfo:
+    """All-zero statistics of the chains at ``position`` ``(C, D)`` (a skipped iteration)."""
+    zeros = ops.zeros(ops.shape(position)[:1], ops.dtype_of(position))
+    flags = ops.zeros(ops.shape(position)[:1], bool)
+    return HMCInfo(flags, zeros, zeros, zeros, flags)
+
+
 def init(position, potential_and_grad_fn: Callable) -> HMCState:
     """The state at ``position`` (``(C, D)``).
 

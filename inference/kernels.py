@@ -84,7 +84,9 @@ def _check_positive(name, value):
 class _HMCFamily:
     """Shared settings and setup of :class:`NUTS` and :class:`HMC`."""
 
-    _info_type: type
+    #: ``position (C, D) -> info``: the all-zero statistics of a skipped iteration (a plain
+    #: function: a compiled torch loop keys closures by code, a class by identity)
+    _empty_info: Callable
 
     def __init__(self, model=None, *, potential_fn=None, step_size=1.0, adapt_step_size=True,
                  adapt_mass_matrix=True, dense_mass=False, target_accept_prob=0.8,
@@ -174,6 +176,9 @@ class _HMCFamily:
         transition = self.build_kernel()
         target = self.target_accept_prob
         adapt_step_size = self.adapt_step_size
+        # (the iteration's closures hold no kernel object, which a compiled torch loop would
+        # key by identity: a new key, and a trace, for every kernel)
+        empty_info = type(self)._empty_info
 
         def iteration(rng_key, carry, flags: WarmupFlags):
             state, adapt = carry
@@ -184,16 +189,28 @@ class _HMCFamily:
                 return transition(key, state, potential_and_grad_fn, step_size,
                                   adapt.inverse_mass_matrix, one_step=one_step)
 
-            if adapt_step_size:
-                # Stan's heuristic at a stage's start, then the transition: one loop, one call
-                # of the transition (the model's gradient compiled once)
-                empty = (state, self._empty_info(state.position))
-                state, info, step_size = adaptation.search_step_size(
-                    step, rng_key, adapt.step_size, flags.reset, empty)
-                adapt = adaptation.restart_dual_averaging(adapt, step_size, flags.reset)
-            else:
+            if not adapt_step_size:
                 step_size = adapt.step_size
                 state, info = step(rng_key, step_size)
+            elif ops.backend().compiles_control_flow:
+                # Stan's heuristic at a stage's start, then the transition: one loop, one call
+                # of the transition, so the program holds the model's gradient once
+                empty = (state, empty_info(state.position))
+                state, info, step_size = adaptation.search_step_size(
+                    step, rng_key, adapt.step_size, flags.reset, empty)
+            else:
+                # loops run in Python, or (torch) as graphs compiled apart, where a transition
+                # inside the heuristic's loop made a chunk graph AOTInductor got wrong: the
+                # trials take leapfrog steps of their own, at a stage's start only
+                k_search, k_step = random.split(rng_key, 2)
+                step_size = ops.cond(
+                    flags.reset,
+                    lambda eps: adaptation.find_reasonable_step_size(
+                        k_search, state, potential_and_grad_fn, eps, adapt.inverse_mass_matrix),
+                    lambda eps: eps, adapt.step_size)
+                state, info = step(k_step, step_size)
+            if adapt_step_size:
+                adapt = adaptation.restart_dual_averaging(adapt, step_size, flags.reset)
             adapt = adaptation.adapt_update(adapt, state.position, info.accept_prob,
                                             warmup=flags.warmup, collect=flags.collect,
                                             last=flags.last, target_accept_prob=target,
@@ -202,15 +219,6 @@ class _HMCFamily:
             return (state, adapt), Draw(state.position, state.potential_energy, info, step_size)
 
         return iteration
-
-    @classmethod
-    def _empty_info(cls, position):
-        """All-zero transition statistics of the chains at ``position`` ``(C, D)``."""
-        num_chains = ops.shape(position)[0]
-        zeros = ops.zeros((num_chains,), ops.dtype_of(position))
-        flags = ops.zeros((num_chains,), bool)
-        return cls._info_type(*[flags if f in ("diverging", "is_accepted") else zeros
-                                for f in cls._info_type._fields])
 
     @classmethod
     def empty_draw(cls, carry) -> Draw:
@@ -291,7 +299,7 @@ class NUTS(_HMCFamily):
     (100,)
     """
 
-    _info_type = nuts.NUTSInfo
+    _empty_info = staticmethod(nuts.empty_info)
 
     def __init__(self, model=None, *, potential_fn=None, step_size=1.0, adapt_step_size=True,
                  adapt_mass_matrix=True, dense_mass=False, target_accept_prob=0.8,
@@ -340,7 +348,7 @@ class HMC(_HMCFamily):
     >>> mcmc.run(0)
     """
 
-    _info_type = hmc.HMCInfo
+    _empty_info = staticmethod(hmc.empty_info)
 
     def __init__(self, model=None, *, potential_fn=None, step_size=1.0, num_steps=None,
                  trajectory_length=2 * math.pi, adapt_step_size=True, adapt_mass_matrix=True,

@@ -32,7 +32,7 @@ from ppl.inference.integrators import IntegratorState
 from ppl.inference.metrics import gaussian_euclidean
 from ppl.inference.trajectory import Trajectory, extend_subtree, merge_subtree, start_subtree
 
-__all__ = ["HMCState", "NUTSInfo", "init", "build_kernel", "build_transition"]
+__all__ = ["HMCState", "NUTSInfo", "init", "build_kernel", "build_transition", "empty_info"]
 
 
 class NUTSInfo(NamedTuple):
@@ -60,6 +60,12 @@ class NUTSInfo(NamedTuple):
     tree_depth: object
 
 
+def empty_info(position) -> NUTSInfo:
+    """All-zero statistics of the chains at ``position`` ``(C, D)`` (a skipped iteration)."""
+    zeros = ops.zeros(ops.shape(position)[:1], ops.dtype_of(position))
+    return NUTSInfo(ops.zeros(ops.shape(position)[:1], bool), zeros, zeros, zeros, zeros)
+
+
 def _check_depth(max_tree_depth) -> int:
     if isinstance(max_tree_depth, bool) or not isinstance(max_tree_depth, int) \
             or not 1 <= max_tree_depth <= 30:
@@ -79,9 +85,9 @@ def build_transition(*, max_tree_depth: int = 10, max_delta_energy: float = 1000
     the subtree's merge draw and the next direction (``< 0.5`` is forward) used when the leaf
     is the subtree's last.
 
-    ``max_depth`` (a scalar, at most ``max_tree_depth``; ``None``: ``max_tree_depth``) caps the
-    doublings of this transition: ``1`` is a single leapfrog step, the step-size heuristic's
-    trial (:func:`~ppl.inference.adaptation.search_step_size`).
+    With ``one_step`` (a scalar bool) the trajectory stops after its first doubling: a single
+    leapfrog step, the step-size heuristic's trial
+    (:func:`~ppl.inference.adaptation.search_step_size`).
 
     With ``jit`` the trajectory pieces are compiled here, once, with ``ops.jit``.
     """
@@ -93,7 +99,7 @@ def build_transition(*, max_tree_depth: int = 10, max_delta_energy: float = 1000
     merge = compile_(merge_subtree)
 
     def transition(state: HMCState, momentum, forward, uniform_fn, potential_and_grad_fn,
-                   step_size, inverse_mass_matrix, max_depth=None):
+                   step_size, inverse_mass_matrix, one_step=False):
         C = ops.shape(state.position)[0]
         dtype = ops.dtype_of(state.position)
         int_dtype = ops.dtype_of(ops.asarray([1]))
@@ -122,7 +128,8 @@ def build_transition(*, max_tree_depth: int = 10, max_delta_energy: float = 1000
             z0, z0, ps0, ps0, momentum, zeros, state, energy0, zeros, forward,
             ops.ones((C,), bool), flags, flags, zeros, zeros, ops.zeros((), int_dtype),
             ops.ones((), int_dtype))
-        depth = L if max_depth is None else ops.astype(max_depth, int_dtype)
+        # the heuristic's trial stops after one doubling (a traced bound: one compiled loop)
+        depth = L if one_step is False else ops.astype(ops.where(one_step, 1, L), int_dtype)
         trajectory = ops.while_loop(lambda t: (t.d < depth) & ops.any(t.active), doubling,
                                     trajectory)
         info = NUTSInfo(trajectory.diverging, trajectory.num_steps,
@@ -182,7 +189,6 @@ def build_kernel(*, max_tree_depth: int = 10, max_delta_energy: float = 1000.0,
             return random.indexed_uniform(rng_key, i, (C, 3), dtype)
 
         return transition(state, momentum, normal[:, D] > 0, uniform_fn, potential_and_grad_fn,
-                          step_size, inverse_mass_matrix,
-                          None if one_step is False else ops.where(one_step, 1, max_tree_depth))
+                          step_size, inverse_mass_matrix, one_step)
 
     return kernel

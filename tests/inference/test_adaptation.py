@@ -156,36 +156,73 @@ def test_search_step_size_is_stans_heuristic(backend):
 
 
 @pytest.mark.dtypes("float64")
+def test_find_reasonable_step_size_is_stans_heuristic(backend):
+    """Leapfrog trials with a fresh momentum each (``fold_in(key, k)``): the step sizes equal
+    Stan's loop run by hand per chain, each trial a leapfrog step computed in NumPy from the
+    same momenta, on U = sum(q^2 / (2 s^2)) with a unit metric."""
+    from ppl.inference.hmc import init
+    C, D = 3, 4
+    s2 = np.array([0.5, 2.0, 9.0, 0.2]) ** 2
+    vg = ops.vmap(ops.value_and_grad(lambda q: 0.5 * ops.sum(q * q / ops.asarray(s2))))
+    q0 = np.random.default_rng(7).normal(size=(C, D))
+    start = np.array([1e-3, 1.0, 40.0])
+    key = ppl.random.key(3)
+    eps = A.find_reasonable_step_size(key, init(ops.asarray(q0), vg), vg, ops.asarray(start),
+                                      ops.ones((C, D)))
+
+    def accept_of(c, k, e):
+        p = ops.to_numpy(ppl.random.normal(ppl.random.fold_in(key, k), (C, D)))[c]
+        q = q0[c]
+        p_half = p - 0.5 * e * q / s2
+        q1 = q + e * p_half
+        p1 = p_half - 0.5 * e * q1 / s2
+        h0 = 0.5 * (q ** 2 / s2).sum() + 0.5 * (p ** 2).sum()
+        h1 = 0.5 * (q1 ** 2 / s2).sum() + 0.5 * (p1 ** 2).sum()
+        return min(1.0, float(np.exp(h0 - h1))) if np.isfinite(h1) else 0.0
+
+    want = [_stan_init_stepsize(start[c], lambda k, e, c=c: accept_of(c, k, e))[0]
+            for c in range(C)]
+    np.testing.assert_allclose(ops.to_numpy(eps), want)
+
+
+@pytest.mark.dtypes("float64")
 @pytest.mark.parametrize("start", [1e-3, 50.0])
-@pytest.mark.parametrize("kernel", ["nuts", "hmc"])
+@pytest.mark.parametrize("kernel", ["nuts", "hmc", "leapfrog"])
 def test_search_step_size_with_a_kernel(backend, start, kernel):
     """N(0, I_10): one leapfrog step has acceptance near 0.8 for step sizes of order 1; the
-    kernel's one-step trial gets there from far below and far above, in powers of two."""
+    search gets there from far below and far above, in powers of two, with the kernels'
+    one-step transitions as trials and with leapfrog steps of its own."""
     from ppl.inference import HMC, NUTS
     from ppl.inference.hmc import init
     D, C = 10, 3
     vg = ops.vmap(ops.value_and_grad(lambda q: 0.5 * ops.sum(q * q)))
     state = init(ops.asarray(np.random.default_rng(1).normal(size=(C, D))), vg)
-    k = (NUTS if kernel == "nuts" else HMC)(potential_fn=lambda q: 0.5 * ops.sum(q * q))
-    step = k.build_kernel()
+    if kernel == "leapfrog":
+        eps = A.find_reasonable_step_size(ppl.random.key(0), state, vg, ops.full((C,), start),
+                                          ops.ones((C, D)))
+        info = None
+    else:
+        k = (NUTS if kernel == "nuts" else HMC)(potential_fn=lambda q: 0.5 * ops.sum(q * q))
+        step = k.build_kernel()
 
-    def transition(key, eps, one_step):
-        return step(key, state, vg, eps, ops.ones((C, D)), one_step=one_step)
+        def transition(key, eps, one_step):
+            return step(key, state, vg, eps, ops.ones((C, D)), one_step=one_step)
 
-    empty = (state, k._empty_info(state.position))
-    _, info, eps = A.search_step_size(transition, ppl.random.key(0), ops.full((C,), start),
-                                      ops.asarray(True), empty)
+        empty = (state, k._empty_info(state.position))
+        _, info, eps = A.search_step_size(transition, ppl.random.key(0),
+                                          ops.full((C,), start), ops.asarray(True), empty)
     eps = ops.to_numpy(eps)
     assert eps.shape == (C,)
     assert np.all((eps > 0.05) & (eps < 4.0)), eps
     power = np.log2(eps / start)
     np.testing.assert_allclose(power, np.round(power), atol=1e-4)   # powers-of-two multiples
-    assert np.all(ops.to_numpy(info.num_steps) >= 1)
+    if info is not None:
+        assert np.all(ops.to_numpy(info.num_steps) >= 1)
 
 
 @pytest.mark.dtypes("float64")
 def test_one_step_nuts_trial_is_one_leapfrog(backend):
-    """``max_depth=1``: one leapfrog step, and ``accept_prob`` is ``min(1, exp(H0 - H1))``
+    """``one_step``: one leapfrog step, and ``accept_prob`` is ``min(1, exp(H0 - H1))``
     of that step, computed by hand in NumPy (unit metric, U = |q|^2 / 2)."""
     from ppl.inference import nuts
     from ppl.inference.hmc import init
@@ -197,7 +234,8 @@ def test_one_step_nuts_trial_is_one_leapfrog(backend):
     transition = nuts.build_transition(max_tree_depth=6)
     u = ops.full((C, 3), 0.5)
     _, info = transition(init(ops.asarray(q0), vg), ops.asarray(p0), ops.ones((C,), bool),
-                         lambda i: u, vg, ops.asarray(eps), ops.ones((C, D)), ops.asarray(1))
+                         lambda i: u, vg, ops.asarray(eps), ops.ones((C, D)),
+                         one_step=ops.asarray(True))
     e = eps[:, None]
     p_half = p0 - 0.5 * e * q0
     q1 = q0 + e * p_half
