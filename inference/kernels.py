@@ -30,7 +30,7 @@ from typing import NamedTuple
 import numpy as np
 
 from ppl import ops, random
-from ppl.inference import adaptation, hmc, nuts
+from ppl.inference import adaptation, hmc, nuts, step_size_search
 from ppl.inference.initialization import init_to_uniform
 from ppl.inference.model_setup import initialize_model
 
@@ -196,7 +196,7 @@ class _HMCFamily:
                 # Stan's heuristic at a stage's start, then the transition: one loop, one call
                 # of the transition, so the program holds the model's gradient once
                 empty = (state, empty_info(state.position))
-                state, info, step_size = adaptation.search_step_size(
+                state, info, step_size = step_size_search.search_step_size(
                     step, rng_key, adapt.step_size, flags.reset, empty)
             else:
                 # loops run in Python, or (torch) as graphs compiled apart, where a transition
@@ -205,7 +205,7 @@ class _HMCFamily:
                 k_search, k_step = random.split(rng_key, 2)
                 step_size = ops.cond(
                     flags.reset,
-                    lambda eps: adaptation.find_reasonable_step_size(
+                    lambda eps: step_size_search.find_reasonable_step_size(
                         k_search, state, potential_and_grad_fn, eps, adapt.inverse_mass_matrix),
                     lambda eps: eps, adapt.step_size)
                 state, info = step(k_step, step_size)

@@ -87,7 +87,7 @@ def build_transition(*, max_tree_depth: int = 10, max_delta_energy: float = 1000
 
     With ``one_step`` (a scalar bool) the trajectory stops after its first doubling: a single
     leapfrog step, the step-size heuristic's trial
-    (:func:`~ppl.inference.adaptation.search_step_size`).
+    (:func:`~ppl.inference.step_size_search.search_step_size`).
 
     With ``jit`` the trajectory pieces are compiled here, once, with ``ops.jit``.
     """

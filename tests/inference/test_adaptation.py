@@ -10,6 +10,7 @@ import pytest
 import ppl
 from ppl import ops
 from ppl.inference import adaptation as A
+from ppl.inference import step_size_search as S
 
 # (num_warmup, slow windows as Stan's windowed_adaptation computes them)
 SCHEDULES = [
@@ -138,7 +139,7 @@ def test_search_step_size_is_stans_heuristic(backend):
         return float(np.clip(np.exp(-0.22 * (eps / scale[c]) ** 2) + 0.3 * (u - 0.5), 0, 1))
 
     empty = ((ops.zeros((4,)), ops.zeros((4,))), _Info(ops.zeros((4,)), ops.zeros((4,))))
-    (used, u), info, eps = A.search_step_size(transition, key, ops.asarray(start),
+    (used, u), info, eps = S.search_step_size(transition, key, ops.asarray(start),
                                               ops.asarray(True), empty)
     want = [_stan_init_stepsize(start[c], lambda k, e, c=c: accept_of(c, k, e))
             for c in range(4)]
@@ -148,7 +149,7 @@ def test_search_step_size_is_stans_heuristic(backend):
     trials = max(w[1] for w in want)
     np.testing.assert_array_equal(ops.to_numpy(u), ops.to_numpy(noise(trials)))
     np.testing.assert_array_equal(ops.to_numpy(info.num_steps), 99)
-    (used, u), info, eps = A.search_step_size(transition, key, ops.asarray(start),
+    (used, u), info, eps = S.search_step_size(transition, key, ops.asarray(start),
                                               ops.asarray(False), empty)
     np.testing.assert_allclose(ops.to_numpy(eps), start)
     np.testing.assert_array_equal(ops.to_numpy(u), ops.to_numpy(noise(0)))
@@ -167,7 +168,7 @@ def test_find_reasonable_step_size_is_stans_heuristic(backend):
     q0 = np.random.default_rng(7).normal(size=(C, D))
     start = np.array([1e-3, 1.0, 40.0])
     key = ppl.random.key(3)
-    eps = A.find_reasonable_step_size(key, init(ops.asarray(q0), vg), vg, ops.asarray(start),
+    eps = S.find_reasonable_step_size(key, init(ops.asarray(q0), vg), vg, ops.asarray(start),
                                       ops.ones((C, D)))
 
     def accept_of(c, k, e):
@@ -198,7 +199,7 @@ def test_search_step_size_with_a_kernel(backend, start, kernel):
     vg = ops.vmap(ops.value_and_grad(lambda q: 0.5 * ops.sum(q * q)))
     state = init(ops.asarray(np.random.default_rng(1).normal(size=(C, D))), vg)
     if kernel == "leapfrog":
-        eps = A.find_reasonable_step_size(ppl.random.key(0), state, vg, ops.full((C,), start),
+        eps = S.find_reasonable_step_size(ppl.random.key(0), state, vg, ops.full((C,), start),
                                           ops.ones((C, D)))
         info = None
     else:
@@ -209,7 +210,7 @@ def test_search_step_size_with_a_kernel(backend, start, kernel):
             return step(key, state, vg, eps, ops.ones((C, D)), one_step=one_step)
 
         empty = (state, k._empty_info(state.position))
-        _, info, eps = A.search_step_size(transition, ppl.random.key(0),
+        _, info, eps = S.search_step_size(transition, ppl.random.key(0),
                                           ops.full((C,), start), ops.asarray(True), empty)
     eps = ops.to_numpy(eps)
     assert eps.shape == (C,)
