@@ -28,7 +28,6 @@ Usage::
 from __future__ import annotations
 
 import argparse
-import contextlib
 import json
 import os
 import statistics
@@ -38,10 +37,10 @@ import tempfile
 import time
 from collections import defaultdict
 
-from benchmarks.nuts_jax import CompileClock, _set_devices, load, min_ess
+from benchmarks.nuts_jax import CompileClock, PausableClock, _set_devices, load, min_ess
 
 
-class CpuCompileClock:
+class CpuCompileClock(PausableClock):
     """CPU and wall seconds inside JAX's compile events (``jax.monitoring``: a scalar at an
     event's start, its duration at the end)."""
 
@@ -54,7 +53,6 @@ class CpuCompileClock:
         self.compiles = 0
         self.by_name = defaultdict(float)
         self._open = []
-        self._paused = 0
         jax.monitoring.register_scalar_listener(self._start)
         jax.monitoring.register_event_duration_secs_listener(self._end)
 
@@ -78,15 +76,6 @@ class CpuCompileClock:
         self.wall += duration
         self.compiles += event == self.EVENTS[2]
         self.by_name[f"{event.rsplit('/', 1)[1][:5]} {fun_name}"] += cpu
-
-    @contextlib.contextmanager
-    def paused(self):
-        """Compiles inside are not counted (a peer preparing ppl's inputs, ``Config.untimed``)."""
-        self._paused += 1
-        try:
-            yield
-        finally:
-            self._paused -= 1
 
 
 def one(runner, problem_name, warmup, samples, chains, devices):

@@ -53,7 +53,22 @@ def _set_devices(n):
     jax.config.update("jax_num_cpu_devices", n)
 
 
-class CompileClock:
+class PausableClock:
+    """A clock that does not count while :meth:`paused` (a runner preparing its inputs,
+    ``Config.untimed``); subclasses test ``self._paused``."""
+
+    _paused = 0
+
+    @contextlib.contextmanager
+    def paused(self):
+        self._paused += 1
+        try:
+            yield
+        finally:
+            self._paused -= 1
+
+
+class CompileClock(PausableClock):
     """Seconds JAX spends tracing, lowering and compiling (``jax.monitoring`` events)."""
 
     EVENTS = ("/jax/core/compile/jaxpr_trace_duration",
@@ -63,21 +78,11 @@ class CompileClock:
     def __init__(self):
         import jax
         self.total = 0.0
-        self._paused = 0
         jax.monitoring.register_event_duration_secs_listener(self._listen)
 
     def _listen(self, event, duration, **_):
         if event in self.EVENTS and not self._paused:
             self.total += duration
-
-    @contextlib.contextmanager
-    def paused(self):
-        """Compiles inside are not counted (a runner preparing its inputs, ``Config.untimed``)."""
-        self._paused += 1
-        try:
-            yield
-        finally:
-            self._paused -= 1
 
 
 def min_ess(draws) -> float:

@@ -23,6 +23,7 @@ from typing import NamedTuple
 from ppl import ops, random
 from ppl.inference.integrators import IntegratorState, velocity_verlet
 from ppl.inference.metrics import gaussian_euclidean
+from ppl.inference.proposal import log_weight
 
 __all__ = ["find_reasonable_step_size", "search_step_size"]
 
@@ -84,17 +85,16 @@ def find_reasonable_step_size(rng_key, state, potential_and_grad_fn: Callable, s
     """
     metric = gaussian_euclidean(inverse_mass_matrix)
     leapfrog = velocity_verlet(potential_and_grad_fn, metric.velocity)
-    start = IntegratorState(state.position, None, state.potential_energy,
-                            state.potential_energy_grad)
     shape = ops.shape(state.position)
 
     def body(carry):
         trial, eps, direction, searching = carry
         p = metric.sample_momentum(random.fold_in(rng_key, trial), shape)
-        new = leapfrog(start._replace(momentum=p), ops.expand_dims(eps, -1))
-        delta = (state.potential_energy + metric.kinetic_energy(p)
-                 - new.potential_energy - metric.kinetic_energy(new.momentum))
-        accept = ops.exp(ops.minimum(ops.where(ops.isnan(delta), -float("inf"), delta), 0.0))
+        new = leapfrog(IntegratorState(state.position, p, state.potential_energy,
+                                       state.potential_energy_grad), ops.expand_dims(eps, -1))
+        log_w = log_weight(state.potential_energy + metric.kinetic_energy(p),
+                           new.potential_energy + metric.kinetic_energy(new.momentum))
+        accept = ops.exp(ops.minimum(log_w, 0.0))
         return (trial + 1, *_next_trial(trial, eps, direction, searching, accept,
                                         target_accept, max_trials))
 
