@@ -6,11 +6,12 @@ finite, and say which sites are at fault when none is found).
 The model's first trace gives the sites and shapes; on JAX it runs under ``ops.eval_shape``
 (nothing compiles op by op). With ``init_to_uniform`` (Stan's default) the chains' starts are
 one uniform draw in unconstrained space. Where the backend compiles (JAX, TensorFlow) they are
-drawn and checked in one batched call of a compiled program (the draw, the potential and its
-gradient) that takes the model's data as arguments and is cached per model and argument
-structure, so a second run with a new seed or new data of the same shapes compiles nothing
-here; the potential and gradient it returns start the sampler. Only when a chain's first draw
-is not finite does the per-chain retry loop run.
+checked in one batched call of a compiled program (the potential and its gradient) that takes
+the model's data as arguments and is cached per model and argument structure, so a second run
+with a new seed or new data of the same shapes compiles nothing here; the potential and
+gradient it returns start the sampler. The draw itself is eager (JAX draws from a concrete key
+on the host: a Threefry hash inside the program cost ~0.1 CPU s of its compile). Only when a
+chain's first draw is not finite does the per-chain retry loop run.
 """
 
 from __future__ import annotations
@@ -63,18 +64,15 @@ class ModelInfo(NamedTuple):
     init_grad: Array | None = None
 
 
-#: model -> {(backend, argument structure, layout, draw): compiled start (:func:`_batched_start`)}
+#: model -> {(backend, argument structure, layout): compiled start (:func:`_batched_start`)}
 _CHECKS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 
 
-def _batched_start(model, potential_of_args, layout, enumerated, model_args, model_kwargs,
-                   draw=None, draw_key=None):
-    """``start(x) -> (z (C, D), U (C,), grad (C, D))`` through a compiled program cached per
-    model (see the module docstring): ``z`` is ``x``, or with ``draw`` the starting points
-    ``draw(x)`` drawn inside the program from the key ``x`` (``draw_key`` names the draw in the
-    cache), so a first run compiles no sampler of its own for them."""
+def _batched_start(model, potential_of_args, layout, enumerated, model_args, model_kwargs):
+    """``start(z) -> (z (C, D), U (C,), grad (C, D))`` through a compiled program cached per
+    model (see the module docstring)."""
     data, rebuild, static = split_data(model_args, model_kwargs)
-    key = (data_key(static, layout), enumerated, draw_key)
+    key = (data_key(static, layout), enumerated)
     try:
         cache = _CHECKS.setdefault(model, {})
     except TypeError:                     # a model that cannot be weakly referenced
@@ -82,26 +80,24 @@ def _batched_start(model, potential_of_args, layout, enumerated, model_args, mod
     if key not in cache:
         value_and_grad = per_chain(potential_of_args, rebuild, ops.value_and_grad)
 
-        def start(x, values):
-            z = x if draw is None else draw(x)
+        def start(z, values):
             return (z, *value_and_grad(z, values))
 
         cache[key] = ops.jit(start)
-    return lambda x: cache[key](x, data)
+    return lambda z: cache[key](z, data)
 
 
-def _first_draws_valid(start, draw_key, trace_key, num_chains, init_trace, layout):
+def _first_draws_valid(start, flat, trace_key, num_chains, init_trace, layout):
     """``(z, U, grad U)`` at the first draw of every chain, when every one of them has a
-    finite position, potential and gradient, else ``None``; and the draws ``z``. ``start``
-    (:func:`_batched_start`) draws them from ``draw_key``, or without a key they are drawn as
-    the retry loop draws them, from ``trace_key``."""
-    x = draw_key if draw_key is not None else ops.stack(
+    finite position, potential and gradient, else ``None``. The draws are ``flat``
+    (:func:`init_to_uniform`'s, drawn directly in unconstrained space) or, without them, drawn
+    as the retry loop draws them, from ``trace_key``."""
+    x = flat if flat is not None else ops.stack(
         [_unconstrained_position(init_trace(random.split(k, 2)[1]), layout)
          for k in random.split(trace_key, num_chains)], axis=0)
     with np.errstate(all="ignore"):
         z, pe, grad = start(x)
-    return (None if _not_finite(z) or _not_finite(pe) or _not_finite(grad)
-            else (z, pe, grad)), z
+    return None if _not_finite(z) or _not_finite(pe) or _not_finite(grad) else (z, pe, grad)
 
 
 def _structure(model_trace):
@@ -322,17 +318,12 @@ def initialize_model(rng_key, model, model_args=(), model_kwargs=None, *,
     radius = _uniform_radius(init_strategy)
     draw = None if radius is None else (lambda k: random.uniform(
         k, (C, layout.size), minval=-radius, maxval=radius))
-    start, flat = None, None
+    start, flat = None, None if draw is None else draw(k_flat)
     if num_chains is not None and ops.backend().compiles_control_flow:
         first = _batched_start(model, potential_of_args, layout, density_model is not model,
-                               model_args, model_kwargs, draw,
-                               None if draw is None else ("uniform", C, radius))
-        start, z = _first_draws_valid(first, None if draw is None else k_flat, k_trace, C,
-                                      init_trace, layout)
-        flat = None if draw is None else z
+                               model_args, model_kwargs)
+        start = _first_draws_valid(first, flat, k_trace, C, init_trace, layout)
     if start is None:
-        if draw is not None and flat is None:
-            flat = draw(k_flat)
         keys = random.split(k_trace, C)
         value_and_grad = ops.jit(ops.value_and_grad(potential_fn))  # one compile, not per op
         positions = [

@@ -3,9 +3,16 @@
 Keys are JAX's legacy ``uint32[2]`` keys (``jax.random.PRNGKey``): plain data, so they stack,
 ``vmap`` and ``scan`` like any other array. Every sampler passes an explicit dtype (``self.dtype``
 unless ``dtype`` is given), so a float32 backend draws float32 even once x64 is on.
+
+Splits and uniform draws of a *concrete* key (outside ``jit``, ``vmap`` and the like: a run's
+key split into its parts, the chains' starting points) are computed on the host with the same
+Threefry-2x32 hash JAX uses, bit for bit (:func:`_host_threefry`): eagerly, JAX would trace and
+compile a program for each of them, ~0.25 CPU s of a first run on a fresh process.
 """
 
 from __future__ import annotations
+
+import math
 
 import jax
 import jax.numpy as jnp
@@ -34,6 +41,67 @@ def _flat(sampler, key, shape, *args):
 _INDEXED = np.array([0x9E3779B9, 0x7F4A7C15], np.uint32)
 
 
+#: Threefry-2x32's rotation constants, alternating per group of four rounds (Salmon et al. 2011,
+#: "Parallel random numbers: as easy as 1, 2, 3", SC'11; Random123's ``threefry2x32`` with 20
+#: rounds, as JAX's ``threefry2x32_p``)
+_ROTATIONS = ((13, 15, 26, 6), (17, 29, 16, 24))
+_PARITY = np.uint32(0x1BD11BDA)
+
+
+def _host_threefry(key, n: int):
+    """The Threefry-2x32 hash of the counters ``(0, i)``, ``i < n``, under ``key`` (NumPy
+    ``uint32[2]``): two ``uint32[n]`` words, which is what JAX's partitionable ``split`` and
+    random bits compute on a device."""
+    k0, k1 = np.uint32(key[0]), np.uint32(key[1])
+    ks = (k0, k1, k0 ^ k1 ^ _PARITY)
+    with np.errstate(over="ignore"):        # additions are modulo 2^32
+        a = np.zeros(n, np.uint32) + ks[0]
+        b = np.arange(n, dtype=np.uint32) + ks[1]
+        for group in range(5):
+            for r in _ROTATIONS[group % 2]:
+                a = a + b
+                b = ((b << np.uint32(r)) | (b >> np.uint32(32 - r))) ^ a
+            a = a + ks[(group + 1) % 3]
+            b = b + ks[(group + 2) % 3] + np.uint32(group + 1)
+    return a, b
+
+
+def _host_key(key):
+    """``key`` as a NumPy ``uint32[2]`` when it is concrete and JAX's keys are partitionable
+    Threefry keys (JAX's default), else ``None`` (then JAX draws)."""
+    if isinstance(key, jax.core.Tracer) or not isinstance(key, (jax.Array, np.ndarray)) \
+            or key.shape != (2,) or key.dtype != np.uint32 \
+            or jax.config.jax_default_prng_impl != "threefry2x32" \
+            or not jax.config.jax_threefry_partitionable:
+        return None
+    return np.asarray(key)
+
+
+def _exact_scale(dtype, minval, maxval) -> bool:
+    """Whether ``maxval - minval`` is a power of two in ``dtype``: then ``u * scale + minval``
+    rounds once, whether XLA fuses it into a multiply-add or not, and the host's draw is JAX's
+    bit for bit (``(0, 1)``, ``init_to_uniform``'s ``(-2, 2)``); other bounds draw on JAX."""
+    if not (isinstance(minval, (int, float)) and isinstance(maxval, (int, float))):
+        return False
+    scale = float(dtype.type(maxval) - dtype.type(minval))
+    return np.isfinite(scale) and scale > 0 and math.frexp(scale)[0] == 0.5
+
+
+def _host_uniform(key, n: int, dtype, minval, maxval):
+    """``jax.random.uniform(key, (n,), dtype, minval, maxval)`` on the host, bit for bit where
+    :func:`_exact_scale`: the random bits' top mantissa bits under the exponent of 1.0, minus 1,
+    scaled."""
+    a, b = _host_threefry(key, n)
+    if dtype == np.float32:
+        bits = (a ^ b) >> np.uint32(9)
+        u = (bits | np.uint32(0x3F800000)).view(np.float32) - np.float32(1.0)
+    else:
+        bits = ((a.astype(np.uint64) << np.uint64(32)) | b) >> np.uint64(12)
+        u = (bits | np.uint64(0x3FF0000000000000)).view(np.float64) - 1.0
+    lo, hi = dtype.type(minval), dtype.type(maxval)
+    return np.maximum(lo, u * (hi - lo) + lo)
+
+
 def _standard(sampler):
     def method(self, key, shape=(), dtype=None):
         return _flat(sampler, key, shape, self._dt(dtype))
@@ -55,10 +123,22 @@ class JaxRandom:
             # compiled program (a first run's cost), and it is the same key
             return jax.device_put(np.array([0, seed], np.uint32), self._device)
         return self._put(jax.random.PRNGKey(seed))
-    def random_split(self, key, num=2): return jax.random.split(key, int(num))
+    def random_split(self, key, num=2):
+        host = _host_key(key)
+        if host is None:
+            return jax.random.split(key, int(num))
+        return jax.device_put(np.stack(_host_threefry(host, int(num)), axis=1), self._device)
+
     def random_fold_in(self, key, data): return jax.random.fold_in(key, data)
 
     def random_uniform(self, key, shape=(), dtype=None, minval=0.0, maxval=1.0):
+        host = _host_key(key)
+        dt = np.dtype(self._dt(dtype))
+        if host is not None and dt in (np.float32, np.float64) \
+                and _exact_scale(dt, minval, maxval):
+            shape = _shape(shape)
+            u = _host_uniform(host, int(np.prod(shape)), dt, minval, maxval)
+            return jax.device_put(u.reshape(shape), self._device)
         if np.ndim(minval) or np.ndim(maxval):      # bounds broadcast against ``shape``
             return jax.random.uniform(key, _shape(shape), self._dt(dtype), minval, maxval)
         return _flat(jax.random.uniform, key, shape, self._dt(dtype), minval, maxval)
