@@ -7,10 +7,21 @@ constructed before that (:func:`use_cpu_cores`) asks for one device per core
 another number; a count the user chose (``XLA_FLAGS=--xla_force_host_platform_device_count``,
 ``jax.config.update("jax_num_cpu_devices", n)``) is kept. Once JAX has started, the count is
 fixed: then run ``jax.config.update("jax_num_cpu_devices", n)`` first thing in the program.
+
+Compile options. On the CPU, ppl's programs compile with XLA's elemental kernel emitters instead
+of its newer MLIR fusion emitters (``xla_cpu_use_fusion_emitters=False``, per program, so other
+JAX code in the process is untouched): the fusion emitters build and optimise an LLVM module per
+fusion, ~10 ms each even for a fusion of a few scalars, and a NUTS chunk holds ~140 of them.
+Measured in one process, alternated, 3 repeats: the chunk's XLA compile went from 2.4-2.7 to
+1.1-1.4 CPU s (eight schools, logistic regression, arK) with the same draws and the same warm
+run time (``benchmarks/PROFILE.md``, ninth pass). JAX takes compile options on a top-level
+program only, so a ``jit`` called inside another trace compiles (as part of it) without them; a
+JAX whose XLA no longer knows the option compiles with its defaults.
 """
 
 from __future__ import annotations
 
+import functools
 import os
 import weakref
 
@@ -51,6 +62,29 @@ def _specs(axes, mesh=None):
     return jax.tree_util.tree_map(one, axes, is_leaf=lambda a: a is None)
 
 
+#: XLA options of ppl's programs on the CPU (see the module docstring)
+_CPU_OPTIONS = {"xla_cpu_use_fusion_emitters": False}
+
+
+try:        # JAX has no public "is anything being traced?" query; without it, no options
+    from jax._src.core import trace_state_clean as _top_level
+except ImportError:         # pragma: no cover - a JAX that moved it
+    _top_level = None
+
+
+@functools.cache
+def _options_for(platform: str):
+    """The compile options for programs on ``platform``, when this XLA accepts them (a trivial
+    program compiled once per process to ask), else ``None``."""
+    if platform != "cpu" or _top_level is None:
+        return None
+    try:
+        jax.jit(lambda x: x, compiler_options=_CPU_OPTIONS).lower(np.float32(0)).compile()
+    except Exception:       # noqa: BLE001 - an XLA without the option: its defaults
+        return None
+    return dict(_CPU_OPTIONS)
+
+
 class JaxCompile:
     """Compilation, devices and capabilities of :class:`~ppl.backends.jax.JaxBackend` (see
     :mod:`ppl.backends.common.compile`)."""
@@ -59,8 +93,22 @@ class JaxCompile:
     compiles_control_flow = True
     vmap_random_draws = True
 
+    def _compiler_options(self):
+        platform = self._device.platform if self._device is not None else jax.default_backend()
+        return _options_for(platform)
+
     def jit(self, fun, static_argnums=()):
-        return jax.jit(fun, static_argnums=_axis(static_argnums))
+        nested = jax.jit(fun, static_argnums=_axis(static_argnums))
+        options = self._compiler_options()
+        if options is None:
+            return nested
+        program = jax.jit(fun, static_argnums=_axis(static_argnums), compiler_options=options)
+
+        @functools.wraps(fun)
+        def jitted(*args, **kwargs):
+            return (program if _top_level() else nested)(*args, **kwargs)
+
+        return jitted
 
     def eval_shape(self, fun, *args):
         return jax.eval_shape(fun, *args)
@@ -90,8 +138,10 @@ class JaxCompile:
         mapped = jax.shard_map(fun, mesh=mesh, in_specs=_specs(tuple(in_axes)),
                                out_specs=_specs(out_axes), check_vma=False)
         in_shardings = _specs(tuple(in_axes), mesh)
-        compiled = jax.jit(mapped, in_shardings=in_shardings,
-                           out_shardings=_specs(out_axes, mesh))
+        options = self._compiler_options()
+        compiled, nested = (jax.jit(mapped, in_shardings=in_shardings,
+                                    out_shardings=_specs(out_axes, mesh),
+                                    compiler_options=opts) for opts in (options, None))
 
         # device arrays placed by an earlier call, by identity: (weak reference to the
         # array, sharding, placed copy). A run calls the chunk ~40 times with the same data
@@ -126,7 +176,8 @@ class JaxCompile:
         def on_devices(*args):
             # inputs on one device would select another executable: place them first
             # (an argument's shardings: one for the whole argument, or a tree of them)
-            return compiled(*(jax.tree_util.tree_map(
+            program = compiled if options is None or _top_level() else nested
+            return program(*(jax.tree_util.tree_map(
                 lambda s, part: jax.tree_util.tree_map(lambda x: place(x, s), part), s, a,
                 is_leaf=lambda s: isinstance(s, NamedSharding))
                 for a, s in zip(args, in_shardings)))

@@ -45,6 +45,9 @@ del y
 import gc; gc.collect()
 out = f(out, y2)                                # y's copy was dropped with y; y2's kept
 assert len(puts) == first + 1, puts
+# inside another program (which compiles it as part of itself, without top-level options)
+nested = ops.jit(lambda a, b: f(a, b) + 1.0)(x, y2)
+np.testing.assert_allclose(np.asarray(nested), np.arange(4.0).reshape(2, 2) * 3.0 + 1.0)
 print("ok")
 """
 
