@@ -13,10 +13,14 @@ of its newer MLIR fusion emitters (``xla_cpu_use_fusion_emitters=False``, per pr
 JAX code in the process is untouched): the fusion emitters build and optimise an LLVM module per
 fusion, ~10 ms each even for a fusion of a few scalars, and a NUTS chunk holds ~140 of them.
 Measured in one process, alternated, 3 repeats: the chunk's XLA compile went from 2.4-2.7 to
-1.1-1.4 CPU s (eight schools, logistic regression, arK) with the same draws and the same warm
-run time (``benchmarks/PROFILE.md``, ninth pass). JAX takes compile options on a top-level
-program only, so a ``jit`` called inside another trace compiles (as part of it) without them; a
-JAX whose XLA no longer knows the option compiles with its defaults.
+1.1-1.4 CPU s (eight schools, logistic regression, arK), with the same draws. The price is at
+run time where a larger gradient dominates: 7-13 % per gradient on the logistic regression with
+N = 2,000-10,000 (the fusion emitters vectorise its reductions better), nothing measurable at
+N = 100,000 (``benchmarks/PROFILE.md``, ninth pass). ``PPL_JAX_FUSION_EMITTERS=1`` keeps XLA's
+defaults (long runs on large data, whose compiled program is kept on disk between processes).
+JAX takes compile options on a top-level program only, so a ``jit`` called inside another trace
+compiles (as part of it) without them; a JAX whose XLA no longer knows the option compiles with
+its defaults.
 """
 
 from __future__ import annotations
@@ -76,7 +80,8 @@ except ImportError:         # pragma: no cover - a JAX that moved it
 def _options_for(platform: str):
     """The compile options for programs on ``platform``, when this XLA accepts them (a trivial
     program compiled once per process to ask), else ``None``."""
-    if platform != "cpu" or _top_level is None:
+    if platform != "cpu" or _top_level is None \
+            or os.environ.get("PPL_JAX_FUSION_EMITTERS", "0") not in ("", "0"):
         return None
     try:
         jax.jit(lambda x: x, compiler_options=_CPU_OPTIONS).lower(np.float32(0)).compile()

@@ -21,6 +21,20 @@ def test_cpu_programs_compile_with_the_elemental_emitters(backend):
 
 
 @pytest.mark.backends("jax")
+def test_fusion_emitters_kept_on_request(backend, monkeypatch):
+    from ppl.backends.jax.compile import _options_for
+
+    monkeypatch.setenv("PPL_JAX_FUSION_EMITTERS", "1")
+    _options_for.cache_clear()
+    try:
+        assert _options_for("cpu") is None
+    finally:
+        monkeypatch.delenv("PPL_JAX_FUSION_EMITTERS")
+        _options_for.cache_clear()
+    assert _options_for("cpu") == {"xla_cpu_use_fusion_emitters": False}
+
+
+@pytest.mark.backends("jax")
 def test_jit_works_at_top_level_nested_and_under_transforms(backend, dtype):
     x = np.linspace(-1.0, 2.0, 7).astype(dtype)
 
