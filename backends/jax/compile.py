@@ -80,8 +80,9 @@ except ImportError:         # pragma: no cover - a JAX that moved it
 def _options_for(platform: str):
     """The compile options for programs on ``platform``, when this XLA accepts them (a trivial
     program compiled once per process to ask), else ``None``."""
+    keep_defaults = os.environ.get("PPL_JAX_FUSION_EMITTERS", "").strip().lower()
     if platform != "cpu" or _top_level is None \
-            or os.environ.get("PPL_JAX_FUSION_EMITTERS", "0") not in ("", "0"):
+            or keep_defaults not in ("", "0", "false", "no", "off"):
         return None
     try:
         jax.jit(lambda x: x, compiler_options=_CPU_OPTIONS).lower(np.float32(0)).compile()
@@ -104,14 +105,18 @@ class JaxCompile:
 
     def jit(self, fun, static_argnums=()):
         nested = jax.jit(fun, static_argnums=_axis(static_argnums))
-        options = self._compiler_options()
-        if options is None:
-            return nested
-        program = jax.jit(fun, static_argnums=_axis(static_argnums), compiler_options=options)
+        top = []        # the top-level program, made at the first top-level call (the options
+                        # ask XLA, which starts JAX: not when the function is wrapped)
 
         @functools.wraps(fun)
         def jitted(*args, **kwargs):
-            return (program if _top_level() else nested)(*args, **kwargs)
+            if not _top_level():
+                return nested(*args, **kwargs)
+            if not top:
+                options = self._compiler_options()
+                top.append(nested if options is None else jax.jit(
+                    fun, static_argnums=_axis(static_argnums), compiler_options=options))
+            return top[0](*args, **kwargs)
 
         return jitted
 

@@ -78,13 +78,27 @@ def _host_key(key):
 
 
 def _exact_scale(dtype, minval, maxval) -> bool:
-    """Whether ``maxval - minval`` is a power of two in ``dtype``: then ``u * scale + minval``
-    rounds once, whether XLA fuses it into a multiply-add or not, and the host's draw is JAX's
-    bit for bit (``(0, 1)``, ``init_to_uniform``'s ``(-2, 2)``); other bounds draw on JAX."""
+    """Whether the host's draw is JAX's bit for bit: ``maxval - minval`` a power of two in
+    ``dtype`` (then ``u * scale + minval`` rounds once, whether XLA fuses it into a
+    multiply-add or not: ``(0, 1)``, ``init_to_uniform``'s ``(-2, 2)``), and no result that
+    XLA's CPU would flush to zero as a subnormal (every result a multiple of a normal quantum:
+    ``u * scale``'s and ``minval``'s ulp at least the smallest normal); other bounds draw on
+    JAX."""
     if not (isinstance(minval, (int, float)) and isinstance(maxval, (int, float))):
         return False
-    scale = float(dtype.type(maxval) - dtype.type(minval))
-    return np.isfinite(scale) and scale > 0 and math.frexp(scale)[0] == 0.5
+    info = np.finfo(dtype)
+    with np.errstate(all="ignore"):
+        lo, hi = dtype.type(minval), dtype.type(maxval)
+        scale = float(hi - lo)
+    quantum = 2.0 ** -info.nmant       # u's ulp on [0, 1)
+    return (np.isfinite(scale) and scale > 0 and math.frexp(scale)[0] == 0.5
+            and scale * quantum >= info.tiny
+            and (lo == 0 or abs(float(lo)) >= float(info.tiny) / quantum))
+
+
+#: the most numbers the host draws for one call: NumPy's Threefry runs ~5x slower than XLA's
+#: once that is compiled, so large draws go to JAX
+_HOST_MAX = 1 << 14
 
 
 def _host_uniform(key, n: int, dtype, minval, maxval):
@@ -125,7 +139,7 @@ class JaxRandom:
         return self._put(jax.random.PRNGKey(seed))
     def random_split(self, key, num=2):
         host = _host_key(key)
-        if host is None:
+        if host is None or int(num) > _HOST_MAX:
             return jax.random.split(key, int(num))
         return jax.device_put(np.stack(_host_threefry(host, int(num)), axis=1), self._device)
 
@@ -133,12 +147,12 @@ class JaxRandom:
 
     def random_uniform(self, key, shape=(), dtype=None, minval=0.0, maxval=1.0):
         host = _host_key(key)
-        dt = np.dtype(self._dt(dtype))
-        if host is not None and dt in (np.float32, np.float64) \
+        dt = np.dtype(jax.dtypes.canonicalize_dtype(self._dt(dtype)))   # float32 without x64
+        n = int(np.prod(_shape(shape)))
+        if host is not None and n <= _HOST_MAX and dt in (np.float32, np.float64) \
                 and _exact_scale(dt, minval, maxval):
-            shape = _shape(shape)
-            u = _host_uniform(host, int(np.prod(shape)), dt, minval, maxval)
-            return jax.device_put(u.reshape(shape), self._device)
+            u = _host_uniform(host, n, dt, minval, maxval)
+            return jax.device_put(u.reshape(_shape(shape)), self._device)
         if np.ndim(minval) or np.ndim(maxval):      # bounds broadcast against ``shape``
             return jax.random.uniform(key, _shape(shape), self._dt(dtype), minval, maxval)
         return _flat(jax.random.uniform, key, shape, self._dt(dtype), minval, maxval)

@@ -12,26 +12,54 @@ from ppl import ops
 jax = pytest.importorskip("jax")
 
 
-@pytest.mark.backends("jax")
-def test_cpu_programs_compile_with_the_elemental_emitters(backend):
+@pytest.fixture
+def fresh_options(monkeypatch):
+    """The compile options as the process would choose them, without ``PPL_JAX_FUSION_EMITTERS``
+    (and chosen again after the test)."""
     from ppl.backends.jax.compile import _options_for
 
-    assert _options_for("cpu") == {"xla_cpu_use_fusion_emitters": False}
-    assert _options_for("gpu") is None
-
-
-@pytest.mark.backends("jax")
-def test_fusion_emitters_kept_on_request(backend, monkeypatch):
-    from ppl.backends.jax.compile import _options_for
-
-    monkeypatch.setenv("PPL_JAX_FUSION_EMITTERS", "1")
+    monkeypatch.delenv("PPL_JAX_FUSION_EMITTERS", raising=False)
     _options_for.cache_clear()
-    try:
-        assert _options_for("cpu") is None
-    finally:
-        monkeypatch.delenv("PPL_JAX_FUSION_EMITTERS")
-        _options_for.cache_clear()
-    assert _options_for("cpu") == {"xla_cpu_use_fusion_emitters": False}
+    yield _options_for
+    _options_for.cache_clear()
+
+
+@pytest.mark.backends("jax")
+def test_cpu_programs_compile_with_the_elemental_emitters(backend, fresh_options, monkeypatch):
+    """``ops.jit`` compiles a top-level call with the options and a nested call (inside another
+    program) without them, as JAX requires."""
+    from ppl.backends.jax import compile as jax_compile
+
+    assert fresh_options("cpu") == {"xla_cpu_use_fusion_emitters": False}
+    assert fresh_options("gpu") is None
+    calls = []
+    real_jit = jax.jit
+
+    def recording_jit(fun, **kwargs):
+        program = real_jit(fun, **kwargs)
+
+        def call(*args, **kw):
+            calls.append(kwargs.get("compiler_options"))
+            return program(*args, **kw)
+        return call
+
+    monkeypatch.setattr(jax_compile.jax, "jit", recording_jit)
+    inner = ops.jit(lambda v: v * 2.0)
+    outer = ops.jit(lambda v: inner(v) + 1.0)
+    x = ops.asarray(np.arange(3.0))
+    np.testing.assert_allclose(ops.to_numpy(inner(x)), np.arange(3.0) * 2.0)
+    assert calls == [{"xla_cpu_use_fusion_emitters": False}]
+    del calls[:]
+    np.testing.assert_allclose(ops.to_numpy(outer(x)), np.arange(3.0) * 2.0 + 1.0)
+    assert calls == [{"xla_cpu_use_fusion_emitters": False}, None]
+
+
+@pytest.mark.backends("jax")
+@pytest.mark.parametrize("value, kept", [("1", True), ("yes", True), ("0", False),
+                                          ("false", False), ("", False)])
+def test_fusion_emitters_kept_on_request(backend, fresh_options, monkeypatch, value, kept):
+    monkeypatch.setenv("PPL_JAX_FUSION_EMITTERS", value)
+    assert (fresh_options("cpu") is None) == kept
 
 
 @pytest.mark.backends("jax")
