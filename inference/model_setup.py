@@ -318,7 +318,8 @@ def initialize_model(rng_key, model, model_args=(), model_kwargs=None, *,
     radius = _uniform_radius(init_strategy)
     draw = None if radius is None else (lambda k: random.uniform(
         k, (C, layout.size), minval=-radius, maxval=radius))
-    start, flat = None, None if draw is None else draw(k_flat)
+    flat = None if draw is None else draw(k_flat)
+    start = None
     if num_chains is not None and ops.backend().compiles_control_flow:
         first = _batched_start(model, potential_of_args, layout, density_model is not model,
                                model_args, model_kwargs)
