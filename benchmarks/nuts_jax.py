@@ -49,8 +49,14 @@ DEFAULT_RUNNERS = "ppl,ppl-vectorized,numpyro-parallel,numpyro-vectorized,blackj
 
 
 def _set_devices(n):
+    """``n`` JAX host devices, and the XLA flags ppl sets when it starts JAX (small loops as
+    one kernel, ``ppl.backends.jax.compile``), here before any runner: they are process-wide,
+    so every runner, peers included, compiles with them."""
     import jax
+
+    from ppl.backends.jax.compile import use_small_loop_kernels
     jax.config.update("jax_num_cpu_devices", n)
+    use_small_loop_kernels()
 
 
 class PausableClock:
@@ -310,7 +316,8 @@ def main(argv=None):
                             .split(","))
     runners = a.runners.split(",")
     print(f"{len(problems)} problems x {len(runners)} runners x {a.seeds} seeds, {cfg_kw}, "
-          f"{a.devices} JAX host devices, {os.cpu_count()} cores, {load()}", flush=True)
+          f"{a.devices} JAX host devices, {os.cpu_count()} cores, {load()}, "
+          f"XLA_FLAGS={os.environ.get('XLA_FLAGS', '')!r}", flush=True)
     t0 = time.perf_counter()
     floors = {}
     rows = run(problems, runners, list(range(a.seeds)), cfg_kw, sys.stdout, floors)

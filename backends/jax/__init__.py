@@ -18,7 +18,7 @@ import numpy as np
 from ppl.backends.common import Backend
 from ppl.backends.jax.autodiff import JaxAutodiff
 from ppl.backends.jax.cache import use_compilation_cache
-from ppl.backends.jax.compile import JaxCompile, use_cpu_cores
+from ppl.backends.jax.compile import JaxCompile, use_cpu_cores, use_small_loop_kernels
 from ppl.backends.jax.control_flow import JaxControlFlow
 from ppl.backends.jax.core import JaxCore, enable_x64, to_device
 from ppl.backends.jax.linalg import JaxLinalg
@@ -83,4 +83,5 @@ class JaxBackend(JaxCore, JaxSpecial, JaxLinalg, JaxNN, JaxRandom, JaxAutodiff, 
         if dtype == "float64":
             enable_x64()
         use_cpu_cores()
+        use_small_loop_kernels()
         use_compilation_cache()
