@@ -32,8 +32,8 @@ raises that threshold to 256 KiB (``XLA_FLAGS=--xla_backend_extra_options=...``:
 it once per process, and its compile options take no such map entry per program, so it holds
 for every JAX program of the process, and for the processes it starts, which inherit the
 environment). Warm runs, 4 chains on 4 host devices, microseconds per leapfrog step (ranges
-over runs, ``README.md``): eight schools 15-20 -> 5.5-8.8, kidiq 12-15 -> 3.9-5.2, arK 11-16
--> 5.1-8.5, mesquite 13-16 -> 6.2-8.6; the logistic regression (N = 2,000, its loops touch
+over runs, ``README.md``): eight schools 15-20 -> 5.5-9.2, kidiq 12-15 -> 3.9-5.3, arK 11-16
+-> 5.1-8.5, mesquite 13-16 -> 6.2-8.8; the logistic regression (N = 2,000, its loops touch
 more than 256 KiB) keeps ~51. At 1 MiB its loops are hoisted too and its step was slower
 (52 -> 61 us: its matrix products lose the runtime's threads and tuned kernels). The price is
 the first run's compile wall time: the hoisted program is generated on one thread
