@@ -22,23 +22,10 @@ JAX takes compile options on a top-level program only, so a ``jit`` called insid
 compiles (as part of it) without them; a JAX whose XLA no longer knows the option compiles with
 its defaults.
 
-Small loops as one kernel. XLA's CPU runtime launches every kernel of a ``while`` body as a
-separate task, ~0.1-0.3 us each, and a NUTS leaf has ~45 of them: on a model whose gradient
-costs well under a microsecond (eight schools, mesquite, kidiq, arK) that launch cost is most
-of a leapfrog step. XLA compiles a loop whose one iteration touches fewer bytes than
-``xla_cpu_small_while_loop_byte_threshold`` (one kilobyte by default) into a single native
-function instead. A backend constructed before JAX starts (:func:`use_small_loop_kernels`)
-raises that threshold to 256 KiB (``XLA_FLAGS=--xla_backend_extra_options=...``: XLA reads
-it once per process, and its compile options take no such map entry per program, so it holds
-for every JAX program of the process, and for the processes it starts, which inherit the
-environment). Warm runs, 4 chains on 4 host devices, microseconds per leapfrog step (ranges
-over runs, ``README.md``): eight schools 15-20 -> 5.5-9.2, kidiq 12-15 -> 3.9-5.3, arK 11-16
--> 5.1-8.5, mesquite 13-16 -> 6.2-8.8; the logistic regression (N = 2,000, its loops touch
-more than 256 KiB) keeps ~51. At 1 MiB its loops are hoisted too and its step was slower
-(52 -> 61 us: its matrix products lose the runtime's threads and tuned kernels). The price is
-the first run's compile wall time: the hoisted program is generated on one thread
-(``benchmarks/PROFILE.md``, tenth pass). ``PPL_JAX_SMALL_LOOP_BYTES=n`` sets another threshold
-(``0``: XLA's default); a threshold already in ``XLA_FLAGS`` is kept.
+Small loops as one kernel. A backend constructed before JAX starts
+(:func:`use_small_loop_kernels`) raises XLA's small-loop threshold, so that a NUTS chunk on a
+small model runs as one native function instead of a task per kernel
+(:mod:`ppl.backends.common.xla_flags`).
 """
 
 from __future__ import annotations
@@ -51,6 +38,7 @@ import jax
 import numpy as np
 from jax.sharding import Mesh, NamedSharding, PartitionSpec
 
+from ppl.backends.common.xla_flags import request_small_loop_kernels
 from ppl.backends.jax.core import _axis
 
 __all__ = ["JaxCompile", "use_cpu_cores", "use_small_loop_kernels"]
@@ -74,39 +62,11 @@ def use_cpu_cores() -> None:
     jax.config.update("jax_num_cpu_devices", int(wanted) if wanted else max(1, cores or 1))
 
 
-#: the threshold ppl asks for (see the module docstring)
-_SMALL_LOOP_BYTES = 1 << 18
-_SMALL_LOOP_OPTION = "xla_cpu_small_while_loop_byte_threshold"
-_EXTRA_OPTIONS = "--xla_backend_extra_options="
-
-
-def _small_loop_bytes() -> int:
-    """``PPL_JAX_SMALL_LOOP_BYTES``, checked, else ppl's threshold."""
-    wanted = os.environ.get("PPL_JAX_SMALL_LOOP_BYTES", "").strip()
-    if not wanted:
-        return _SMALL_LOOP_BYTES
-    try:
-        threshold = int(wanted)
-    except ValueError:
-        threshold = -1
-    if not 0 <= threshold < 2**63:
-        raise ValueError(f"PPL_JAX_SMALL_LOOP_BYTES must be a whole number of bytes, 0 or more "
-                         f"(0 keeps XLA's default), got {wanted!r}.")
-    return threshold
-
-
 def use_small_loop_kernels() -> None:
     """Ask XLA to compile small ``while`` loops into single native functions, if JAX has not
-    started and neither ``XLA_FLAGS`` nor ``PPL_JAX_SMALL_LOOP_BYTES=0`` says otherwise (see
-    the module docstring). ``XLA_FLAGS`` that name a file (XLA reads flags from it when the
-    value does not start with ``-``) are left alone."""
-    threshold = _small_loop_bytes()
-    flags = os.environ.get("XLA_FLAGS", "").strip()
-    if _jax_started() or threshold == 0 or _SMALL_LOOP_OPTION in flags \
-            or (flags and not flags.startswith("-")):
-        return
-    # XLA adds up repeated --xla_backend_extra_options flags (a map): append one
-    os.environ["XLA_FLAGS"] = f"{flags} {_EXTRA_OPTIONS}{_SMALL_LOOP_OPTION}={threshold}".strip()
+    started (:func:`~ppl.backends.common.xla_flags.request_small_loop_kernels`)."""
+    if not _jax_started():
+        request_small_loop_kernels()
 
 
 def _spec(axis):

@@ -18,6 +18,7 @@ from __future__ import annotations
 import tensorflow as tf
 
 from ppl.backends.common import Backend
+from ppl.backends.common.xla_flags import request_small_loop_kernels
 from ppl.backends.tensorflow.autodiff import TensorflowAutodiff
 from ppl.backends.tensorflow.compile import TensorflowCompile
 from ppl.backends.tensorflow.control_flow import TensorflowControlFlow
@@ -81,5 +82,8 @@ class TensorflowBackend(TensorflowCore, TensorflowShapes, TensorflowSpecial, Ten
     def __init__(self, dtype: str = "float32", device=None):
         super().__init__(dtype=dtype, device=device)
         enable_numpy_behavior()
+        # XLA's small-loop threshold (backends/common/xla_flags.py): read by TensorFlow's XLA at
+        # its first compile, so it holds when no XLA program of TensorFlow ran before
+        request_small_loop_kernels()
         self._float = _DTYPES[dtype]
         self._device_name = to_device_name(device)

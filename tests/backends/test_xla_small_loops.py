@@ -1,9 +1,10 @@
-"""When ppl starts JAX it asks XLA's CPU compiler to build every ``while`` loop whose iteration
-touches less than 256 KiB into one native function (``xla_cpu_small_while_loop_byte_threshold``,
-``ppl.backends.jax.compile``): a NUTS leaf on a small model then pays no kernel launches.
-XLA reads the flag once per process, so the end-to-end checks run in fresh processes; the loop
-is seen hoisted in XLA's optimised program (its ``xla_cpu_small_call`` attribute), and a NUTS
-run under the flag is checked against an analytic posterior."""
+"""When ppl starts JAX or TensorFlow it asks XLA's CPU compiler to build every ``while`` loop
+whose iteration touches less than 256 KiB into one native function
+(``xla_cpu_small_while_loop_byte_threshold``, ``ppl.backends.common.xla_flags``): a NUTS leaf on
+a small model then pays no kernel launches. XLA reads the flag once per process, so the
+end-to-end checks run in fresh processes; the loop is seen hoisted in XLA's optimised program
+(its ``xla_cpu_small_call`` attribute), and a NUTS run under the flag is checked against an
+analytic posterior."""
 
 import os
 import subprocess
@@ -12,7 +13,7 @@ import sys
 import numpy as np
 import pytest
 
-pytest.importorskip("jax")
+from ppl.backends.common import xla_flags
 
 _OPTION = "xla_cpu_small_while_loop_byte_threshold"
 
@@ -40,10 +41,12 @@ def _run(script, **env):
 
 
 def test_small_loops_compile_into_one_function_when_ppl_starts_jax():
+    pytest.importorskip("jax")
     assert _run(_HOISTED) == "hoisted"
 
 
 def test_zero_keeps_xla_default_and_a_user_threshold_is_kept():
+    pytest.importorskip("jax")
     assert _run(_HOISTED, PPL_JAX_SMALL_LOOP_BYTES="0") == "tasks"
     assert _run(_HOISTED, XLA_FLAGS=f"--xla_backend_extra_options={_OPTION}=1024") == "tasks"
 
@@ -73,6 +76,7 @@ def test_nuts_under_the_flag_matches_the_conjugate_posterior():
     """Normal mean with known unit noise and a N(0, 2^2) prior: the posterior is normal with
     precision 1/4 + n and mean sum(y) / (1/4 + n); the sample mean is within 5 of its Monte
     Carlo standard errors (ESS taken as a quarter of the draws) and the sd within 10 %."""
+    pytest.importorskip("jax")
     mean, sd, size = map(float, _run(_NUTS).split())
     y = np.array([0.8, 1.9, 1.1, 2.4, 0.3, 1.6, 2.2, 0.9])
     precision = 0.25 + y.size
@@ -99,28 +103,24 @@ _THRESHOLD = f"--xla_backend_extra_options={_OPTION}=262144"
     ("/etc/xla_flags.txt", "", "/etc/xla_flags.txt"),
 ])
 def test_flags_join_xla_flags(monkeypatch, given, wanted, expected):
-    from ppl.backends.jax import compile as jax_compile
-
-    monkeypatch.setattr(jax_compile, "_jax_started", lambda: False)
     monkeypatch.setenv("XLA_FLAGS", given)
     monkeypatch.setenv("PPL_JAX_SMALL_LOOP_BYTES", wanted)
-    jax_compile.use_small_loop_kernels()
+    xla_flags.request_small_loop_kernels()
     assert os.environ["XLA_FLAGS"] == expected
-    jax_compile.use_small_loop_kernels()          # once is enough: not added twice
+    xla_flags.request_small_loop_kernels()        # once is enough: not added twice
     assert os.environ["XLA_FLAGS"] == expected
 
 
 @pytest.mark.parametrize("wanted", ["lots", "-5", "1.5", str(2**63)])
 def test_a_bad_threshold_is_named(monkeypatch, wanted):
-    from ppl.backends.jax import compile as jax_compile
-
     monkeypatch.setenv("PPL_JAX_SMALL_LOOP_BYTES", wanted)
     with pytest.raises(ValueError, match="PPL_JAX_SMALL_LOOP_BYTES must be a whole number"):
-        jax_compile.use_small_loop_kernels()
+        xla_flags.request_small_loop_kernels()
 
 
 def test_too_late_once_jax_has_started(monkeypatch):
-    """XLA has read its flags by then: nothing is changed."""
+    """JAX's XLA has read its flags by then: the JAX backend changes nothing."""
+    pytest.importorskip("jax")
     from ppl.backends.jax import compile as jax_compile
 
     monkeypatch.setattr(jax_compile, "_jax_started", lambda: True)
@@ -128,3 +128,27 @@ def test_too_late_once_jax_has_started(monkeypatch):
     monkeypatch.delenv("PPL_JAX_SMALL_LOOP_BYTES", raising=False)
     jax_compile.use_small_loop_kernels()
     assert os.environ["XLA_FLAGS"] == ""
+
+
+_TF_HOISTED = """
+import os
+import ppl
+ppl.set_backend("tensorflow")
+import tensorflow as tf
+
+@tf.function(jit_compile=True)
+def loop(x):
+    return tf.while_loop(lambda i, x: i < 10, lambda i, x: (i + 1, x * 1.5 + tf.reduce_sum(x)),
+                         (0, x))
+
+x = tf.ones(300)
+loop(x)
+hlo = loop.experimental_get_compiler_ir(x)(stage="optimized_hlo")
+print("hoisted" if "xla_cpu_small_call" in hlo else "tasks")
+"""
+
+
+def test_tensorflow_backend_asks_for_small_loops_too():
+    pytest.importorskip("tensorflow")
+    assert _run(_TF_HOISTED) == "hoisted"
+    assert _run(_TF_HOISTED, PPL_JAX_SMALL_LOOP_BYTES="0") == "tasks"
