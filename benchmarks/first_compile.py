@@ -80,11 +80,7 @@ class CpuCompileClock(PausableClock):
 
 def one(runner, problem_name, warmup, samples, chains, devices):
     os.environ.setdefault("PPL_CACHE_DIR", "0")     # (the driver passes one)
-    if devices:
-        _set_devices(devices)
-    else:       # ppl's XLA flags for every runner alike (_set_devices sets them too)
-        from ppl.backends.jax.compile import use_small_loop_kernels
-        use_small_loop_kernels()
+    _set_devices(devices)
     from benchmarks.problems import get_problems
     from benchmarks.runners import RUNNERS, Config
     problem = get_problems([problem_name])[0]

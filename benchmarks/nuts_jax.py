@@ -49,13 +49,15 @@ DEFAULT_RUNNERS = "ppl,ppl-vectorized,numpyro-parallel,numpyro-vectorized,blackj
 
 
 def _set_devices(n):
-    """``n`` JAX host devices, and the XLA flags ppl sets when it starts JAX (small loops as
-    one kernel, ``ppl.backends.jax.compile``), here before any runner: they are process-wide,
-    so every runner, peers included, compiles with them."""
+    """``n`` JAX host devices (``0``: ppl's choice, one per core), and the XLA flags ppl sets
+    when it starts JAX (small loops as one kernel, ``ppl.backends.common.xla_flags``), here
+    before any runner: they are process-wide, so every runner, peers included, compiles with
+    them."""
     import jax
 
     from ppl.backends.jax.compile import use_small_loop_kernels
-    jax.config.update("jax_num_cpu_devices", n)
+    if n:
+        jax.config.update("jax_num_cpu_devices", n)
     use_small_loop_kernels()
 
 
