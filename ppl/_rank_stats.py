@@ -30,18 +30,24 @@ def average_ranks(a: np.ndarray) -> np.ndarray:
     """Ranks ``1 .. N`` of each column of ``a`` ``(N, K)``, tied values sharing the mean of
     their ranks (SciPy's ``rankdata(method="average", axis=0)``)."""
     n = a.shape[0]
-    order = np.argsort(a, axis=0, kind="stable")
-    ordered = np.take_along_axis(a, order, axis=0)
-    position = np.broadcast_to(np.arange(n)[:, None], a.shape)
-    starts = np.ones(a.shape, bool)               # a run of equal values starts here
-    starts[1:] = ordered[1:] != ordered[:-1]
-    ends = np.ones(a.shape, bool)                 # ... ends here
-    ends[:-1] = starts[1:]
-    first = np.maximum.accumulate(np.where(starts, position, 0), axis=0)
-    last = np.minimum.accumulate(np.where(ends, position, n - 1)[::-1], axis=0)[::-1]
-    ranks = np.empty(a.shape)
-    np.put_along_axis(ranks, order, 0.5 * (first + last) + 1.0, axis=0)
-    return ranks
+    cols = np.ascontiguousarray(a.T)              # (K, N): each sort runs on contiguous memory
+    order = np.argsort(cols, axis=1)              # not stable: tied values share a rank anyway
+    ordered = np.take_along_axis(cols, order, axis=1)
+    ranks = np.empty(cols.shape)
+    tied = ordered[:, 1:] == ordered[:, :-1]
+    if not tied.any():                            # continuous draws: the positions are the ranks
+        np.put_along_axis(ranks, order, np.broadcast_to(np.arange(1.0, n + 1.0), cols.shape),
+                          axis=1)
+        return ranks.T
+    position = np.broadcast_to(np.arange(n), cols.shape)
+    starts = np.ones(cols.shape, bool)            # a run of equal values starts here
+    starts[:, 1:] = ~tied
+    ends = np.ones(cols.shape, bool)              # ... ends here
+    ends[:, :-1] = ~tied
+    first = np.maximum.accumulate(np.where(starts, position, 0), axis=1)
+    last = np.minimum.accumulate(np.where(ends, position, n - 1)[:, ::-1], axis=1)[:, ::-1]
+    np.put_along_axis(ranks, order, 0.5 * (first + last) + 1.0, axis=1)
+    return ranks.T
 
 
 @functools.lru_cache(maxsize=2)
