@@ -13,9 +13,12 @@ three pure pieces here are what one doubling is made of:
 
 The tree is built without recursion: leaf ``n`` writes its momentum data into the checkpoint
 levels ``j`` with ``n % 2^j == 0`` (the starts of the balanced sub-trees it begins) and checks
-every level ``k`` with ``(n + 1) % 2^k == 0`` at once, with masks. Chains share the leaf counter
-and depth; a chain that stopped is frozen by masks, so one ``while_loop`` serves every chain and
-every piece is a branch-free array function (it compiles as one graph on every backend).
+the levels ``k`` with ``(n + 1) % 2^k == 0`` (those it completes). Where control flow compiles
+(JAX, TensorFlow) those levels are visited in nested branches, the next level only when the
+leaf reaches it: two levels per leaf on average. Elsewhere every level is written and checked
+at once, with masks, so that the leaf stays one branch-free array function. Chains share the
+leaf counter and depth; a chain that stopped is frozen by masks, so one ``while_loop`` serves
+every chain.
 
 References
 ----------
@@ -65,8 +68,7 @@ class Subtree(NamedTuple):
 
     leaf: IntegratorState      # last point integrated
     leaf_ps: object
-    ckpt: object               # (C, min(L, LOW), termination.NUM_FIELDS, D) checkpoints
-    ckpt_high: object          # (C, L - min(L, LOW), NUM_FIELDS, D): the levels from LOW up
+    ckpt: object               # (C, L, termination.NUM_FIELDS, D) checkpoints
     rho: object                # summed momenta of the subtree so far
     log_weight: object
     proposal: HMCState
@@ -78,22 +80,6 @@ class Subtree(NamedTuple):
     building: object           # still integrating this subtree
     u_next: object             # (C, 2) uniforms of the last leaf: merge, next direction
     n: object                  # scalar leaf index within the subtree
-
-
-#: checkpoint levels every leaf writes and checks where control flow compiles; the levels
-#: from here up (sub-trees of 32 leaves and more) are touched only by the leaves that start or
-#: complete one, in a branch (every 32nd leaf): masked work over all ``max_tree_depth`` levels
-#: at every leaf cost ~2 us of a ~7 us leaf (JAX CPU, eight schools, 4 chains), for trees
-#: that rarely pass depth 5
-LOW = 5
-
-
-def _low_levels(max_tree_depth: int) -> int:
-    """The checkpoint levels every leaf touches: ``LOW`` where control flow compiles, all of
-    them where it runs in Python (there a branch inside the leaf would stop numpy's recorded
-    pieces and torch's compiled loops: numpy took 3.1 -> 4.4 s on eight schools)."""
-    return min(max_tree_depth, LOW) if ops.backend().compiles_control_flow \
-        else max_tree_depth
 
 
 def _end(trajectory: Trajectory, forward):
@@ -110,11 +96,8 @@ def start_subtree(trajectory: Trajectory, step_size, max_tree_depth: int):
     dtype = ops.dtype_of(trajectory.left.position)
     eps = ops.where(forward[:, None], step_size[:, None], -step_size[:, None])
     start, start_ps = _end(trajectory, forward)
-    low = _low_levels(max_tree_depth)
-    F = termination.NUM_FIELDS
     empty = Subtree(
-        start, start_ps, ops.zeros((C, low, F, D), dtype),
-        ops.zeros((C, max_tree_depth - low, F, D), dtype),
+        start, start_ps, ops.zeros((C, max_tree_depth, termination.NUM_FIELDS, D), dtype),
         ops.zeros((C, D), dtype), ops.full((C,), -float("inf"), dtype), trajectory.proposal,
         trajectory.proposal_energy, ops.zeros((C,), dtype), ops.zeros((C,), dtype),
         ops.zeros((C,), bool), ops.zeros((C,), bool), trajectory.active,
@@ -129,8 +112,6 @@ def extend_subtree(sub: Subtree, u, eps, energy0, inverse_mass_matrix, potential
     ``u`` ``(C, 3)`` holds the leaf's uniforms: the candidate draw, then the merge and
     next-direction draws the subtree uses if this leaf is its last.
     """
-    L = max_tree_depth
-    low = ops.shape(sub.ckpt)[1]        # the levels every leaf touches (start_subtree's choice)
     metric = gaussian_euclidean(inverse_mass_matrix)
     n = sub.n
     new = velocity_verlet(potential_and_grad_fn, metric.velocity)(sub.leaf, eps)
@@ -147,49 +128,67 @@ def extend_subtree(sub: Subtree, u, eps, energy0, inverse_mass_matrix, potential
     candidate_energy = ops.where(take, energy, sub.proposal_energy)
     rho = sub.rho + new.momentum
     # this leaf starts the balanced sub-trees of sizes 2^j with n % 2^j == 0 and completes
-    # those of sizes 2^k with (n + 1) % 2^k == 0: write and check them all, masked (a branch
-    # on the counter per level would not compile into one graph)
+    # those of sizes 2^k with (n + 1) % 2^k == 0: write and check those
     entry = ops.stack([ps, new.momentum, sub.leaf_ps, sub.leaf.momentum, sub.rho], axis=1)
-    pow2 = _levels(sub.ckpt, 0)
-    ckpt = _write(sub.ckpt, entry, n, pow2)
-    turn = _turning(ckpt, rho, ps, n, pow2) if low > 1 else ops.zeros_like(building)
-    ckpt_high = sub.ckpt_high
-    if L > low:
-        # the levels from LOW up, only at the leaves that start or complete a sub-tree of
-        # 2^LOW leaves or more
-        def high(operand):
-            ckpt_high, turn = operand
-            ckpt_high = _write(ckpt_high, entry, n, _levels(ckpt_high, low))
-            joined = ops.concat([ckpt[:, low - 1:], ckpt_high], axis=1)
-            return ckpt_high, turn | _turning(joined, rho, ps, n, _levels(joined, low - 1))
-
-        size = 2 ** low
-        ckpt_high, turn = ops.cond(((n % size) == 0) | (((n + 1) % size) == 0), high,
-                                   lambda operand: operand, (ckpt_high, turn))
+    if max_tree_depth == 1:                 # one leaf per subtree: nothing to check
+        ckpt, turn = entry[:, None], ops.zeros_like(building)
+    elif ops.backend().compiles_control_flow:
+        # in branches: a leaf writes two levels and checks one on average, where masks
+        # cost every level at every leaf (eight schools: 3.6 -> 1.8 us per leaf of 4 chains)
+        ckpt = _write_from(0, sub.ckpt, entry, n)
+        turn = ops.cond((n % 2) == 1, lambda c: _turning_from(1, c, rho, ps, n),
+                        lambda c: ops.zeros_like(building), ckpt)
+    else:
+        # branch-free, every level masked: a branch inside the leaf would stop numpy's
+        # recorded pieces and torch's compiled loops (numpy: 3.1 -> 4.4 s on eight schools)
+        pow2 = ops.asarray([2 ** j for j in range(max_tree_depth)])
+        ckpt = ops.where(ops.reshape((n // pow2) * pow2 == n, (1, -1, 1, 1)), entry[:, None],
+                         sub.ckpt)
+        turn = termination.subtree_turning(ckpt, rho, ps, ((n + 1) // pow2) * pow2 == n + 1)
     turning = sub.turning | (building & turn)
     diverging = sub.diverging | diverging
     building = building & ~(turn | diverging)
-    return Subtree(new, ps, ckpt, ckpt_high, rho, log_weight, candidate, candidate_energy,
+    return Subtree(new, ps, ckpt, rho, log_weight, candidate, candidate_energy,
                    sum_accept, num_steps, turning, diverging, building, u[:, 1:], n + 1)
 
 
-def _levels(ckpt, first_level: int):
-    """The powers ``2^j`` of the levels ``ckpt`` ``(C, levels, F, D)`` holds."""
-    return ops.asarray([2 ** j for j in range(first_level,
-                                              first_level + ops.shape(ckpt)[1])])
+#: levels visited one by one, each in a branch of its own; the levels above are written and
+#: checked together, with masks, in one more branch (a branch per level up to
+#: ``max_tree_depth`` cost 0.9 s more compile)
+NESTED = 2
 
 
-def _write(ckpt, entry, n, pow2):
-    """``ckpt`` with ``entry`` ``(C, F, D)`` at the levels ``j`` with ``n % 2^j == 0``
-    (``pow2``: the levels' ``2^j``, :func:`_levels`)."""
-    starts = (n // pow2) * pow2 == n
-    return ops.where(ops.reshape(starts, (1, -1, 1, 1)), entry[:, None], ckpt)
+def _write_from(j, ckpt, entry, n):
+    """``ckpt`` with ``entry`` ``(C, F, D)`` at level ``j`` and every higher level ``i`` with
+    ``n % 2^i == 0`` (the sub-trees leaf ``n`` starts, given that it starts the one of
+    ``2^j``), the higher ones in a branch taken only when the leaf starts them."""
+    levels = ops.shape(ckpt)[1]
+    if j >= NESTED:
+        pow2 = ops.asarray([2 ** i for i in range(levels)])
+        starts = ((n // pow2) * pow2 == n) & (ops.arange(0, levels) >= j)
+        return ops.where(ops.reshape(starts, (1, -1, 1, 1)), entry[:, None], ckpt)
+    ckpt = ops.index_update(ckpt, (slice(None), j), entry)
+    if j + 1 >= levels:
+        return ckpt
+    return ops.cond((n % 2 ** (j + 1)) == 0, lambda c: _write_from(j + 1, c, entry, n),
+                    lambda c: c, ckpt)
 
 
-def _turning(ckpt, rho, ps, n, pow2):
-    """Whether a sub-tree leaf ``n`` completes turns, over the levels ``ckpt`` holds
-    (``pow2``: their ``2^j``)."""
-    return termination.subtree_turning(ckpt, rho, ps, ((n + 1) // pow2) * pow2 == n + 1)
+def _turning_from(k, ckpt, rho, ps, n):
+    """Whether the sub-trees of sizes ``2^k, 2^(k+1), ..`` (up to ``ckpt``'s levels) that leaf
+    ``n`` completes turn, given that it completes the one of ``2^k``: the larger ones are
+    checked in a branch taken only when the leaf completes them."""
+    levels = ops.shape(ckpt)[1]
+    if k >= NESTED:
+        pow2 = ops.asarray([2 ** i for i in range(k - 1, levels)])
+        return termination.subtree_turning(ckpt[:, k - 1:], rho, ps,
+                                           ((n + 1) // pow2) * pow2 == n + 1)
+    turn = termination.subtree_turning(ckpt[:, k - 1:k + 1], rho, ps, ops.asarray([True, True]))
+    if k + 1 >= levels:
+        return turn
+    return turn | ops.cond(((n + 1) % 2 ** (k + 1)) == 0,
+                           lambda c: _turning_from(k + 1, c, rho, ps, n),
+                           lambda c: ops.zeros_like(turn), ckpt)
 
 
 def merge_subtree(trajectory: Trajectory, sub: Subtree) -> Trajectory:
@@ -212,8 +211,7 @@ def merge_subtree(trajectory: Trajectory, sub: Subtree) -> Trajectory:
     right_ps = ops.where(grow_right[:, None], sub.leaf_ps, trajectory.right_ps)
     left_ps = ops.where(grow_left[:, None], sub.leaf_ps, trajectory.left_ps)
     # the subtree's first leaf sits in checkpoint level d
-    low = ops.shape(sub.ckpt)[1]
-    first = _level(sub.ckpt, trajectory.d, 0) + _level(sub.ckpt_high, trajectory.d, low)
+    first = _level(sub.ckpt, trajectory.d)
     turning = valid & termination.merge_turning(
         far_ps, near_ps, near.momentum, trajectory.rho, first[:, termination.PS],
         first[:, termination.P], sub.leaf_ps, sub.rho)
@@ -227,7 +225,7 @@ def merge_subtree(trajectory: Trajectory, sub: Subtree) -> Trajectory:
                       trajectory.size * 2)
 
 
-def _level(ckpt, d, first_level: int):
-    """Level ``d`` of ``ckpt`` ``(C, F, D)``, zeros where ``ckpt`` does not hold it."""
-    level = ops.arange(first_level, first_level + ops.shape(ckpt)[1]) == d
+def _level(ckpt, d):
+    """Level ``d`` of ``ckpt`` ``(C, L, F, D)``: ``(C, F, D)``."""
+    level = ops.arange(0, ops.shape(ckpt)[1]) == d
     return ops.sum(ops.where(ops.reshape(level, (1, -1, 1, 1)), ckpt, 0.0), axis=1)

@@ -90,8 +90,8 @@ CASES = [
     ("extra-checks@0.19", _gauss_ops(_ANISO, np.zeros(2)), _gauss_np(_ANISO, np.zeros(2)), 2,
      0.19, np.ones(2), 10, 1000.0),
     # small steps: trees of depth 5-8, stopped by balanced sub-trees of 32 to 128 leaves (the
-    # checkpoint levels the trajectory touches only at every 32nd leaf), and a depth limit
-    # between those levels
+    # deep checkpoint levels, visited in the innermost of the nested branches where control
+    # flow compiles), and a depth limit between those levels
     ("deep@0.02", _gauss_ops(np.eye(3), np.zeros(3)), _gauss_np(np.eye(3), np.zeros(3)), 3,
      0.02, np.ones(3), 10, 1000.0),
     ("deep-limit7@0.02", _gauss_ops(np.eye(3), np.zeros(3)),
