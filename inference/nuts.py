@@ -7,8 +7,9 @@
   factory, what adaptation tunes is an argument of the kernel. The factory compiles the
   trajectory pieces (``ops.jit``) once; the kernel is a pure function of its inputs.
 * :func:`build_transition` gives the same transition with its random inputs passed in (the
-  momentum, the first direction, and the uniforms of each leaf), so it can be checked against a
-  hand computation or across backends with identical draws.
+  momentum, the first direction, and the uniforms of each leaf and merge,
+  :class:`TrajectoryUniforms`), so it can be checked against a hand computation or across
+  backends with identical draws.
 
 One transition (Hoffman & Gelman 2014, with Betancourt 2017's multinomial sampling and Stan's
 checks): draw a momentum, then double the trajectory (:mod:`~ppl.inference.trajectory`) until a
@@ -32,7 +33,19 @@ from ppl.inference.integrators import IntegratorState
 from ppl.inference.metrics import gaussian_euclidean
 from ppl.inference.trajectory import Trajectory, extend_subtree, merge_subtree, start_subtree
 
-__all__ = ["HMCState", "NUTSInfo", "init", "build_kernel", "build_transition", "empty_info"]
+__all__ = ["HMCState", "NUTSInfo", "TrajectoryUniforms", "init", "build_kernel",
+           "build_transition", "empty_info"]
+
+
+class TrajectoryUniforms(NamedTuple):
+    """The uniform draws of a transition, by the index ``i`` of a leaf in the whole trajectory
+    (``i = 0, 1, ...`` in the order leaves are built)."""
+
+    #: ``i -> (C,)``: leaf ``i``'s candidate draw (progressive sampling within its subtree)
+    leaf: Callable
+    #: ``i -> (C, 2)``: the merge draw and the next direction (``< 0.5`` is forward) of the
+    #: subtree whose last leaf is ``i``; drawn once per doubling, not at every leaf
+    merge: Callable
 
 
 class NUTSInfo(NamedTuple):
@@ -77,13 +90,10 @@ def build_transition(*, max_tree_depth: int = 10, max_delta_energy: float = 1000
                      jit: bool = True) -> Callable:
     """A NUTS transition with its random inputs given.
 
-    Returns ``transition(state, momentum, forward, uniform_fn, potential_and_grad_fn,
+    Returns ``transition(state, momentum, forward, uniforms, potential_and_grad_fn,
     step_size, inverse_mass_matrix) -> (HMCState, NUTSInfo)`` where ``momentum`` ``(C, D)`` is
     the momentum drawn for this transition, ``forward`` ``(C,)`` bool the direction of the first
-    doubling, and ``uniform_fn(i)`` returns the ``(C, 3)`` uniforms of the ``i``-th leaf of the
-    whole trajectory (``i = 0, 1, ...`` in the order leaves are built): the candidate draw, then
-    the subtree's merge draw and the next direction (``< 0.5`` is forward) used when the leaf
-    is the subtree's last.
+    doubling, and ``uniforms`` a :class:`TrajectoryUniforms`.
 
     With ``one_step`` (a scalar bool) the trajectory stops after its first doubling: a single
     leapfrog step, the step-size heuristic's trial
@@ -98,7 +108,7 @@ def build_transition(*, max_tree_depth: int = 10, max_delta_energy: float = 1000
     start = compile_(start_subtree, static_argnums=(2,))
     merge = compile_(merge_subtree)
 
-    def transition(state: HMCState, momentum, forward, uniform_fn, potential_and_grad_fn,
+    def transition(state: HMCState, momentum, forward, uniforms, potential_and_grad_fn,
                    step_size, inverse_mass_matrix, one_step=False):
         C = ops.shape(state.position)[0]
         dtype = ops.dtype_of(state.position)
@@ -114,13 +124,14 @@ def build_transition(*, max_tree_depth: int = 10, max_delta_energy: float = 1000
             offset = trajectory.size - 1        # leaves built before this subtree
 
             def leaf(s):
-                return extend(s, uniform_fn(offset + s.n), eps, energy0,
+                return extend(s, uniforms.leaf(offset + s.n), eps, energy0,
                               inverse_mass_matrix, potential_and_grad_fn, L, max_delta_energy)
 
             # (stops early only when no chain is building: then no chain uses more draws)
             sub = ops.while_loop(lambda s: (s.n < trajectory.size) & ops.any(s.building),
                                  leaf, sub)
-            return merge(trajectory, sub)
+            # a chain that stopped early does not merge: the draws of a full subtree serve all
+            return merge(trajectory, sub, uniforms.merge(offset + trajectory.size - 1))
 
         zeros = ops.zeros((C,), dtype)
         flags = ops.zeros((C,), bool)
@@ -181,14 +192,15 @@ def build_kernel(*, max_tree_depth: int = 10, max_delta_energy: float = 1000.0,
         C, D = ops.shape(state.position)
         dtype = ops.dtype_of(state.position)
         # one normal draw: the momentum, and (sign of the last column) the first direction;
-        # the leaves' uniforms are indexed draws of the same key (streams of their own)
+        # the leaves' uniforms are indexed draws of the same key (streams of their own), the
+        # merges' those of a key folded from it (indexed alike, so they need another stream)
         normal = random.normal(rng_key, (C, D + 1), dtype)
         momentum = gaussian_euclidean(inverse_mass_matrix).momentum_from_normal(normal[:, :D])
-
-        def uniform_fn(i):
-            return random.indexed_uniform(rng_key, i, (C, 3), dtype)
-
-        return transition(state, momentum, normal[:, D] > 0, uniform_fn, potential_and_grad_fn,
+        merge_key = random.fold_in(rng_key, 1)
+        uniforms = TrajectoryUniforms(
+            lambda i: random.indexed_uniform(rng_key, i, (C,), dtype),
+            lambda i: random.indexed_uniform(merge_key, i, (C, 2), dtype))
+        return transition(state, momentum, normal[:, D] > 0, uniforms, potential_and_grad_fn,
                           step_size, inverse_mass_matrix, one_step)
 
     return kernel

@@ -78,7 +78,6 @@ class Subtree(NamedTuple):
     turning: object
     diverging: object
     building: object           # still integrating this subtree
-    u_next: object             # (C, 2) uniforms of the last leaf: merge, next direction
     n: object                  # scalar leaf index within the subtree
 
 
@@ -101,7 +100,7 @@ def start_subtree(trajectory: Trajectory, step_size, max_tree_depth: int):
         ops.zeros((C, D), dtype), ops.full((C,), -float("inf"), dtype), trajectory.proposal,
         trajectory.proposal_energy, ops.zeros((C,), dtype), ops.zeros((C,), dtype),
         ops.zeros((C,), bool), ops.zeros((C,), bool), trajectory.active,
-        ops.zeros((C, 2), dtype), ops.zeros((), ops.dtype_of(trajectory.d)))
+        ops.zeros((), ops.dtype_of(trajectory.d)))
     return eps, empty
 
 
@@ -109,8 +108,7 @@ def extend_subtree(sub: Subtree, u, eps, energy0, inverse_mass_matrix, potential
                    max_tree_depth: int, max_delta_energy: float) -> Subtree:
     """One leapfrog step of the subtree, for every chain still building it.
 
-    ``u`` ``(C, 3)`` holds the leaf's uniforms: the candidate draw, then the merge and
-    next-direction draws the subtree uses if this leaf is its last.
+    ``u`` ``(C,)`` is the leaf's candidate draw.
     """
     metric = gaussian_euclidean(inverse_mass_matrix)
     n = sub.n
@@ -122,7 +120,7 @@ def extend_subtree(sub: Subtree, u, eps, energy0, inverse_mass_matrix, potential
     diverging = building & (log_w < -max_delta_energy)
     sum_accept = sub.sum_accept + ops.where(building, ops.exp(ops.minimum(log_w, 0.0)), 0.0)
     num_steps = sub.num_steps + ops.astype(building, ops.dtype_of(sub.num_steps))
-    log_weight, take = proposal.progressive_take(sub.log_weight, log_w, u[:, 0])
+    log_weight, take = proposal.progressive_take(sub.log_weight, log_w, u)
     candidate = select(take, HMCState(new.position, new.potential_energy,
                                       new.potential_energy_grad), sub.proposal)
     candidate_energy = ops.where(take, energy, sub.proposal_energy)
@@ -149,7 +147,7 @@ def extend_subtree(sub: Subtree, u, eps, energy0, inverse_mass_matrix, potential
     diverging = sub.diverging | diverging
     building = building & ~(turn | diverging)
     return Subtree(new, ps, ckpt, rho, log_weight, candidate, candidate_energy,
-                   sum_accept, num_steps, turning, diverging, building, u[:, 1:], n + 1)
+                   sum_accept, num_steps, turning, diverging, building, n + 1)
 
 
 #: levels visited one by one, each in a branch of its own; the levels above are written and
@@ -191,13 +189,14 @@ def _turning_from(k, ckpt, rho, ps, n):
                            lambda c: ops.zeros_like(turn), ckpt)
 
 
-def merge_subtree(trajectory: Trajectory, sub: Subtree) -> Trajectory:
+def merge_subtree(trajectory: Trajectory, sub: Subtree, u) -> Trajectory:
     """Merge a finished subtree into the trajectory: biased progressive sampling of its
-    candidate, new end point, and the U-turn check of the merged trajectory."""
+    candidate (``u[:, 0]``), new end point, the U-turn check of the merged trajectory, and the
+    next direction (``u[:, 1] < 0.5``: forward)."""
     forward = trajectory.forward
     near, near_ps = _end(trajectory, forward)
     far_ps = ops.where(forward[:, None], trajectory.left_ps, trajectory.right_ps)
-    u_merge, u_direction = sub.u_next[:, 0], sub.u_next[:, 1]
+    u_merge, u_direction = u[:, 0], u[:, 1]
     valid = trajectory.active & ~(sub.turning | sub.diverging)
     take = valid & proposal.biased_take(trajectory.log_weight, sub.log_weight, u_merge)
     candidate = select(take, sub.proposal, trajectory.proposal)

@@ -11,7 +11,8 @@ by leaf inside a subtree, and with the biased probability ``min(1, W_sub / W_old
 Its random inputs are those of :func:`ppl.inference.nuts.build_transition`: the momentum, the
 first direction, and a table ``u`` of uniforms, row ``i`` for the ``i``-th leaf built
 (0-based): ``u[i, 0]`` the candidate draw, and for the last leaf of a subtree ``u[i, 1]`` the
-merge draw and ``u[i, 2]`` the next direction (forward when below 0.5).
+merge draw and ``u[i, 2]`` the next direction (forward when below 0.5) (the library's
+:class:`~ppl.inference.nuts.TrajectoryUniforms` of the table).
 """
 
 from __future__ import annotations

@@ -235,7 +235,8 @@ def test_one_step_nuts_trial_is_one_leapfrog(backend):
     transition = nuts.build_transition(max_tree_depth=6)
     u = ops.full((C, 3), 0.5)
     _, info = transition(init(ops.asarray(q0), vg), ops.asarray(p0), ops.ones((C,), bool),
-                         lambda i: u, vg, ops.asarray(eps), ops.ones((C, D)),
+                         nuts.TrajectoryUniforms(lambda i: u[:, 0], lambda i: u[:, 1:]), vg,
+                         ops.asarray(eps), ops.ones((C, D)),
                          one_step=ops.asarray(True))
     e = eps[:, None]
     p_half = p0 - 0.5 * e * q0

@@ -15,7 +15,7 @@ from scipy import stats
 from ppl import ops
 from ppl.inference import adaptation
 from ppl.inference.hmc import HMCState
-from ppl.inference.nuts import build_transition
+from ppl.inference.nuts import TrajectoryUniforms, build_transition
 
 # ------------------------------------------------------------------------------ targets
 # Each target: the potential in ppl.ops (for the backends) and in NumPy with its gradient
@@ -104,6 +104,12 @@ EXTRA_CHECKS = {"extra-checks@0.08": ("merge-last", "subtree-first"),
                 "extra-checks@0.19": ("merge-first", "subtree-last")}
 
 
+def table_uniforms(table):
+    """The uniforms of a ``(C, leaves, 3)`` table, row ``i`` for leaf ``i`` (the reference's
+    layout): its candidate draw, and the merge and direction draws of a subtree it ends."""
+    return TrajectoryUniforms(lambda i: table[:, i, 0], lambda i: table[:, i, 1:])
+
+
 def _inputs(case_id, dim, minv, depth):
     """Positions, momenta (p ~ N(0, M)), first directions and uniforms for C chains."""
     rng = np.random.default_rng(zlib.crc32(case_id.split("@")[0].encode()))
@@ -129,7 +135,7 @@ def test_transition_matches_reference(backend, case):
     transition = build_transition(max_tree_depth=depth, max_delta_energy=max_de)
     minv_b = ops.asarray(np.broadcast_to(minv, (C,) + minv.shape).copy())
     state, info = transition(HMCState(q, pe, grad), ops.asarray(p0), ops.asarray(forward),
-                             lambda i: table[:, i], vg, ops.full((C,), eps), minv_b)
+                             table_uniforms(table), vg, ops.full((C,), eps), minv_b)
     got = {k: ops.to_numpy(v) for k, v in
            {"x": state.position, "potential_energy": state.potential_energy,
             "grad": state.potential_energy_grad, **info._asdict()}.items()}
@@ -210,7 +216,7 @@ def test_selection_frequencies_match_formulas(backend):
     transition = build_transition(max_tree_depth=2)
     state, info = transition(HMCState(q, pe, grad), ops.asarray(np.broadcast_to(p0, (n, 2))
                                                                 .copy()),
-                             ops.ones((n,), bool), lambda i: table[:, i], vg,
+                             ops.ones((n,), bool), table_uniforms(table), vg,
                              ops.full((n,), eps), ops.ones((n, 2)))
     x = ops.to_numpy(state.position)
     which = np.argmin(np.abs(x[:, None, 0] - xs[None, :, 0]), axis=1)

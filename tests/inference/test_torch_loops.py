@@ -179,10 +179,14 @@ def test_compiled_transition_matches_reference(backend, case, monkeypatch):
     def build(**kw):
         transition = original(**kw)
 
-        def run(state, momentum, forward, uniform_fn, *rest):
-            table = uniform_fn.__closure__[0].cell_contents
+        def run(state, momentum, forward, uniforms, *rest):
+            table = uniforms.leaf.__closure__[0].cell_contents
+
+            def row(i):
+                return ops.take(table, ops.reshape(i, (1,)), axis=1)[:, 0]
             return transition(state, momentum, forward,
-                              lambda i: ops.take(table, ops.reshape(i, (1,)), axis=1)[:, 0],
+                              test_nuts_exact.TrajectoryUniforms(lambda i: row(i)[:, 0],
+                                                                 lambda i: row(i)[:, 1:]),
                               *rest)
         return run
 
