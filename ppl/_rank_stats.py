@@ -21,24 +21,33 @@ def z_scale(x: np.ndarray) -> np.ndarray:
     all its draws (average ranks for ties; Blom's offset 3/8)."""
     m, n, k = x.shape
     size = m * n
-    ranks = average_ranks(x.reshape(size, k))
+    order, half_ranks = _sorted_half_ranks(x.reshape(size, k))
     # ranks are multiples of 1/2 in [1, size]: the normal quantiles of those, looked up
-    return _rank_quantiles(size)[(2.0 * ranks - 2.0).astype(np.intp)].reshape(m, n, k)
+    z = np.empty(order.shape)
+    np.put_along_axis(z, order, _rank_quantiles(size)[half_ranks], axis=1)
+    return z.T.reshape(m, n, k)
 
 
 def average_ranks(a: np.ndarray) -> np.ndarray:
     """Ranks ``1 .. N`` of each column of ``a`` ``(N, K)``, tied values sharing the mean of
     their ranks (SciPy's ``rankdata(method="average", axis=0)``)."""
+    order, half_ranks = _sorted_half_ranks(a)
+    ranks = np.empty(order.shape)
+    np.put_along_axis(ranks, order, 0.5 * half_ranks + 1.0, axis=1)
+    return ranks.T
+
+
+def _sorted_half_ranks(a: np.ndarray):
+    """``(order, h)`` for the columns of ``a`` ``(N, K)``: ``order`` ``(K, N)`` sorts each
+    column, ``h`` is ``2 (rank - 1)`` of the sorted values (an integer: average ranks are
+    multiples of 1/2), ``(K, N)``, or ``(N,)`` when no column has ties."""
     n = a.shape[0]
     cols = np.ascontiguousarray(a.T)              # (K, N): each sort runs on contiguous memory
     order = np.argsort(cols, axis=1)              # not stable: tied values share a rank anyway
     ordered = np.take_along_axis(cols, order, axis=1)
-    ranks = np.empty(cols.shape)
     tied = ordered[:, 1:] == ordered[:, :-1]
     if not tied.any():                            # continuous draws: the positions are the ranks
-        np.put_along_axis(ranks, order, np.broadcast_to(np.arange(1.0, n + 1.0), cols.shape),
-                          axis=1)
-        return ranks.T
+        return order, 2 * np.arange(n)
     position = np.broadcast_to(np.arange(n), cols.shape)
     starts = np.ones(cols.shape, bool)            # a run of equal values starts here
     starts[:, 1:] = ~tied
@@ -46,8 +55,7 @@ def average_ranks(a: np.ndarray) -> np.ndarray:
     ends[:, :-1] = ~tied
     first = np.maximum.accumulate(np.where(starts, position, 0), axis=1)
     last = np.minimum.accumulate(np.where(ends, position, n - 1)[:, ::-1], axis=1)[:, ::-1]
-    np.put_along_axis(ranks, order, 0.5 * (first + last) + 1.0, axis=1)
-    return ranks.T
+    return order, first + last
 
 
 @functools.lru_cache(maxsize=2)
