@@ -1,10 +1,11 @@
 """Running chains: chunks of iterations, warmup then sampling, and the ways to run several chains.
 
 * An *iteration* is the kernel's pure ``iteration(rng_key, carry, flags) -> (carry, Draw)``
-  (:mod:`ppl.inference.kernels`). A *chunk* is ``ops.scan`` over up to ~100 of them, compiled as
+  (:mod:`ppl.inference.kernels`). A *chunk* is ``ops.scan`` over up to 250 of them, compiled as
   one call where the backend compiles control flow (JAX), with the model's data as arguments
-  (:mod:`ppl.inference.programs`, which also caches it across runs); the last chunk of a phase
-  is padded with skipped iterations so every chunk has the same shape and compiles once.
+  (:mod:`ppl.inference.programs`, which also caches it across runs); a call runs the first
+  iterations of the chunk and skips the rest (the last of a phase, and calls sized by time), so
+  every call has the same shape and the chunk compiles once.
   Between chunks the progress bar moves and the draws are copied to the host.
 * ``"vectorized"``: one batch whose chains advance in lock-step (every backend).
   ``"sequential"``: one chain after another. ``"parallel"``: the chains split over devices
@@ -31,6 +32,12 @@ from ppl.inference.progress import Progress
 __all__ = ["RunResult", "ChainRunner", "CHAIN_METHODS"]
 
 CHAIN_METHODS = ("vectorized", "sequential", "parallel")
+
+#: seconds a call of a chunk takes at most, where the count of its iterations adapts (the
+#: progress bar moves and Ctrl-C is answered between calls)
+CALL_SECONDS = 0.25
+#: iterations of an adaptive chunk at most
+MAX_CHUNK = 250
 
 #: chunk rows made as backend arrays, by backend and content, the most recently used last
 _ROWS: dict = {}
@@ -59,8 +66,9 @@ class ChainRunner:
     num_warmup, num_samples, thinning
         As in :class:`~ppl.inference.MCMC`.
     chunk_size
-        Iterations per call (``None``: ~1/10 of a phase, 10 to 100, where the backend compiles
-        control flow; 10 elsewhere).
+        Iterations per call (``None``: where the backend compiles control flow, as many as
+        take ~:data:`CALL_SECONDS`, in a chunk of 1/4 of a phase, 10 to :data:`MAX_CHUNK`;
+        10 elsewhere).
     progress_bar
         Show progress.
     """
@@ -71,18 +79,21 @@ class ChainRunner:
         self.program, self.data = program, data
         self.num_warmup, self.num_samples, self.thinning = num_warmup, num_samples, thinning
         self.progress_bar = progress_bar
+        # iterations per call: a fixed count (``chunk_size``, or 10 where iterations run one
+        # by one in Python: the progress bar and Ctrl-C are answered often, the per-call work
+        # paid a tenth as often, ~0.2 ms per iteration on torch), or, where the whole chunk
+        # compiles, as many as take ~CALL_SECONDS, up to a chunk of 1/4 of a phase (the
+        # chunk's shape, compiled once; the rest of it is skipped). Each call costs ~1-2 ms
+        # beyond its iterations (JAX, 4 devices: the launch with its inputs, the draws read
+        # back): eight schools' 1000 + 1000 took 20 calls at 1/10 of a phase, 10 now
+        longest = max(num_warmup, num_samples)
+        self._adaptive = chunk_size is None and ops.backend().compiles_control_flow
         if chunk_size is None:
-            longest = max(num_warmup, num_samples)
-            # where iterations run one by one in Python, 10 per call still update the progress
-            # bar and answer Ctrl-C often, and the per-call work (the iterations' inputs made,
-            # their draws read back) is paid a tenth as often: ~0.2 ms per iteration on torch
-            # (logistic regression, 1 chain, warm: 3.0 -> 2.6 s per run)
-            # where the whole chunk compiles, each call costs ~1-1.5 ms beyond its iterations
-            # (JAX, eight schools, 4 chains: a device's fixed cost per launch, the draws read
-            # back): 1/10 of a phase, not 1/20, took 0.24 -> 0.21 s off a warm run
-            chunk_size = int(min(100, max(10, -(-longest // 10)))) \
-                if ops.backend().compiles_control_flow else 10
+            chunk_size = int(min(MAX_CHUNK, max(10, -(-longest // 4)))) if self._adaptive \
+                else 10
         self.chunk_size = chunk_size
+        # until a call's speed is known, a tenth of the longest phase per call
+        self._first_count = min(chunk_size, max(10, -(-longest // 10)))
         total = num_warmup + num_samples
         # each iteration's row of the chunk's input: its index, "active", then the WarmupFlags
         # (one (K, 7) integer array per chunk: one transfer, not one per column; the backend's
@@ -95,6 +106,7 @@ class ChainRunner:
         self._stop = threading.Event()    # set on Ctrl-C: every chain stops after its chunk
         self._threads = False
         self._chunk_seconds: list[dict] = []   # per batch: phase -> wall time of each chunk
+        self._chunk_counts: list[dict] = []    # ... and its iterations
 
     # ------------------------------------------------------------------ chain methods
     def run(self, method: str, carry, run_key) -> RunResult:
@@ -156,12 +168,15 @@ class ChainRunner:
     # ------------------------------------------------------------------ one batch
     def _run_batch(self, chunk_fn, carry, run_key, bar: Progress) -> RunResult:
         """Warmup then sampling for one batch of chains, chunk by chunk."""
-        W, N, K = self.num_warmup, self.num_samples, self.chunk_size
+        W, N = self.num_warmup, self.num_samples
         total = W + N
         pieces, interrupted = [], False
         seconds = {"warmup": [], "sample": []}
         self._chunk_seconds.append(seconds)
-        # the chunk dispatched last, not yet read: [phase, first iteration, its Draw, start time]
+        counts = {"warmup": [], "sample": []}          # iterations of each chunk read
+        self._chunk_counts.append(counts)
+        # the chunk dispatched last, not yet read: (phase, first iteration, iterations, its
+        # Draw, start time)
         pending = []
         done = 0
         divergences = {"warmup": 0, "sample": 0}
@@ -173,8 +188,7 @@ class ChainRunner:
             its own dispatch, the first of a phase) to its own read, so the chunks' seconds add
             up to the phase's wall time."""
             nonlocal done, last_read
-            phase, s, ys, tic = pending.pop()
-            n = min(K, (W if phase == "warmup" else total) - s)
+            phase, s, n, ys, tic = pending.pop()
 
             def host(a):
                 return np.asarray(ops.to_numpy(a))[:n]
@@ -187,6 +201,7 @@ class ChainRunner:
             divergences[phase] += int(diverging.sum())
             now = time.perf_counter()
             seconds[phase].append(now - max(tic, last_read))
+            counts[phase].append(n)
             last_read = now
             done = s + n
             # the bar counts iterations of every chain of the batch
@@ -200,16 +215,20 @@ class ChainRunner:
                 for phase, lo, hi in (("warmup", 0, W), ("sample", W, total)):
                     if hi > lo:
                         bar.phase(phase)
-                    for s in range(lo, hi, K):
+                    s = lo
+                    while s < hi:
+                        n = min(self._count(seconds, counts), hi - s)
                         tic = time.perf_counter()
-                        carry, ys = chunk_fn(carry, self._chunk_rows(s, hi), run_key, self.data)
+                        carry, ys = chunk_fn(carry, self._chunk_rows(s, s + n), run_key,
+                                             self.data)
                         self._first_chunk_done.set()
                         # where the call returned before its work is done (JAX dispatches
                         # asynchronously), the previous chunk's draws are read while this one
                         # runs: the device does not wait for the host between chunks
                         if pending:
                             read()
-                        pending.append((phase, s, ys, tic))
+                        pending.append((phase, s, n, ys, tic))
+                        s += n
                         if self._stop.is_set():
                             raise KeyboardInterrupt
                     if pending:
@@ -221,8 +240,21 @@ class ChainRunner:
                 read()
         return self._collect(pieces, carry, interrupted, done)
 
+    def _count(self, seconds, counts) -> int:
+        """Iterations of the next call: the chunk's where the count is fixed, else as many as
+        take ~:data:`CALL_SECONDS` at the speed of the last call read (not the batch's first:
+        it compiles)."""
+        if not self._adaptive:
+            return self.chunk_size
+        timed = [(t, n) for phase in ("warmup", "sample")
+                 for t, n in zip(seconds[phase], counts[phase])][1:]
+        if not timed:
+            return self._first_count
+        t, n = timed[-1]
+        return int(min(self.chunk_size, max(1, CALL_SECONDS * n / max(t, 1e-9))))
+
     def _chunk_rows(self, s, hi):
-        """The rows of the chunk starting at iteration ``s`` of a phase ending at ``hi``, a
+        """The rows of the chunk starting at iteration ``s``, active up to ``hi``, a
         backend array. The same schedule gives the same arrays, kept across runs
         (:data:`_ROWS`): a device program then finds them already placed, where a new
         array per chunk was a transfer per call (JAX on 4 devices: ~0.5 ms of a ~2 ms call)."""
@@ -247,11 +279,14 @@ class ChainRunner:
         tracing and compilation), ``warmup`` and ``sampling``; summed over batches run one after
         another, the longest of batches run in threads."""
         per_batch = []
-        for seconds in self._chunk_seconds:
+        for seconds, counts in zip(self._chunk_seconds, self._chunk_counts):
             chunks = seconds["warmup"] + seconds["sample"]
             first_phase = "warmup" if seconds["warmup"] else "sample"
-            rest = seconds[first_phase][1:] or seconds["sample"][1:]
-            compile_s = max(chunks[0] - float(np.median(rest)), 0.0) if rest and chunks else 0.0
+            # seconds per iteration of the phase's other chunks (or the sampling phase's)
+            rest = [t / n for t, n in zip(seconds[first_phase][1:], counts[first_phase][1:])] \
+                or [t / n for t, n in zip(seconds["sample"][1:], counts["sample"][1:])]
+            compile_s = max(chunks[0] - counts[first_phase][0] * float(np.median(rest)), 0.0) \
+                if rest and chunks else 0.0
             warmup, sampling = sum(seconds["warmup"]), sum(seconds["sample"])
             per_batch.append((compile_s, warmup - compile_s * (first_phase == "warmup"),
                               sampling - compile_s * (first_phase == "sample")))

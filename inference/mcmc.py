@@ -114,8 +114,9 @@ class MCMC:
         Show a tqdm bar (phase, iterations per second, step size, divergences); when the
         output is not a terminal, a plain line every ~5% of the run instead.
     chunk_size
-        Iterations per call (default: about 1/10 of a phase, 10 to 100, on backends
-        whose control flow compiles, ``backend.compiles_control_flow``; 10 on the others).
+        Iterations per call (default: on backends whose control flow compiles,
+        ``backend.compiles_control_flow``, as many as take ~0.25 s, up to 1/4 of a phase and
+        250; 10 on the others). The progress bar moves and Ctrl-C is answered between calls.
 
     Notes
     -----
