@@ -1,11 +1,11 @@
 """Running chains: chunks of iterations, warmup then sampling, and the ways to run several chains.
 
 * An *iteration* is the kernel's pure ``iteration(rng_key, carry, flags) -> (carry, Draw)``
-  (:mod:`ppl.inference.kernels`). A *chunk* is ``ops.scan`` over up to 250 of them, compiled as
-  one call where the backend compiles control flow (JAX), with the model's data as arguments
-  (:mod:`ppl.inference.programs`, which also caches it across runs); a call runs the first
-  iterations of the chunk and skips the rest (the last of a phase, and calls sized by time), so
-  every call has the same shape and the chunk compiles once.
+  (:mod:`ppl.inference.kernels`). A *chunk* is ``ops.scan`` over up to 250 of them by default,
+  compiled as one call where the backend compiles control flow (JAX), with the model's data as
+  arguments (:mod:`ppl.inference.programs`, which also caches it across runs); a call runs the
+  first iterations of the chunk and skips the rest (the last of a phase, and calls sized by
+  time), so every call has the same shape and the chunk compiles once.
   Between chunks the progress bar moves and the draws are copied to the host.
 * ``"vectorized"``: one batch whose chains advance in lock-step (every backend).
   ``"sequential"``: one chain after another. ``"parallel"``: the chains split over devices
@@ -42,6 +42,7 @@ MAX_CHUNK = 250
 #: chunk rows made as backend arrays, by backend and content, the most recently used last
 _ROWS: dict = {}
 _ROWS_KEPT = 64
+_ROWS_LOCK = threading.Lock()
 
 
 class RunResult(NamedTuple):
@@ -67,8 +68,8 @@ class ChainRunner:
         As in :class:`~ppl.inference.MCMC`.
     chunk_size
         Iterations per call (``None``: where the backend compiles control flow, as many as
-        take ~:data:`CALL_SECONDS`, in a chunk of 1/4 of a phase, 10 to :data:`MAX_CHUNK`;
-        10 elsewhere).
+        take ~:data:`CALL_SECONDS`, in a chunk of 1/4 of the longer phase, 10 to
+        :data:`MAX_CHUNK`; 10 elsewhere).
     progress_bar
         Show progress.
     """
@@ -86,6 +87,8 @@ class ChainRunner:
         # chunk's shape, compiled once; the rest of it is skipped). Each call costs ~1-2 ms
         # beyond its iterations (JAX, 4 devices: the launch with its inputs, the draws read
         # back): eight schools' 1000 + 1000 took 20 calls at 1/10 of a phase, 10 now
+        if chunk_size is not None and (isinstance(chunk_size, bool) or int(chunk_size) < 1):
+            raise ValueError(f"chunk_size must be an int >= 1 or None, got {chunk_size!r}.")
         longest = max(num_warmup, num_samples)
         self._adaptive = chunk_size is None and ops.backend().compiles_control_flow
         if chunk_size is None:
@@ -191,7 +194,9 @@ class ChainRunner:
             phase, s, n, ys, tic = pending.pop()
 
             def host(a):
-                return np.asarray(ops.to_numpy(a))[:n]
+                a = np.asarray(ops.to_numpy(a))
+                # a copy of the rows used: a view would keep the whole chunk's buffer alive
+                return a[:n].copy() if n < len(a) else a
             if phase == "sample":
                 ys = tree.map(host, ys)
                 pieces.append(ys)
@@ -242,21 +247,24 @@ class ChainRunner:
 
     def _count(self, seconds, counts) -> int:
         """Iterations of the next call: the chunk's where the count is fixed, else as many as
-        take ~:data:`CALL_SECONDS` at the speed of the last call read (not the batch's first:
-        it compiles)."""
+        take ~:data:`CALL_SECONDS` at the batch's speed so far (its calls read, but the first:
+        it compiles). The speed is taken over all of them: a call's seconds run from one read
+        to the next, which, where a call returns only when its work is done (TensorFlow),
+        holds the next call's work, not its own."""
         if not self._adaptive:
             return self.chunk_size
         timed = [(t, n) for phase in ("warmup", "sample")
                  for t, n in zip(seconds[phase], counts[phase])][1:]
         if not timed:
             return self._first_count
-        t, n = timed[-1]
-        return int(min(self.chunk_size, max(1, CALL_SECONDS * n / max(t, 1e-9))))
+        rate = sum(n for _, n in timed) / max(sum(t for t, _ in timed), 1e-9)
+        return int(min(self.chunk_size, max(1, CALL_SECONDS * rate)))
 
     def _chunk_rows(self, s, hi):
         """The rows of the chunk starting at iteration ``s``, active up to ``hi``, a
-        backend array. The same schedule gives the same arrays, kept across runs
-        (:data:`_ROWS`): a device program then finds them already placed, where a new
+        backend array. Where the chunk compiles, the same rows give the same array, kept
+        across calls and runs (:data:`_ROWS`; the calls of a warm run at full count repeat
+        the last run's): a device program then finds them already placed, where a new
         array per chunk was a transfer per call (JAX on 4 devices: ~0.5 ms of a ~2 ms call)."""
         K, total = self.chunk_size, self.num_warmup + self.num_samples
         idx = np.arange(s, s + K)
@@ -264,20 +272,27 @@ class ChainRunner:
         rows[:, 0] = idx
         rows[:, 1] = idx < hi            # the padding's iterations are skipped
         rows[:, 2:] *= rows[:, 1:2]
+        if not ops.backend().compiles_control_flow:      # read in Python: nothing to place
+            return ops.asarray(rows)
+        # int32 whatever JAX's 64-bit mode (switched on by a float64 backend): a cached array
+        # made before it then still matches the chunk's compiled input
+        rows = rows.astype(np.int32)
         key = (ops.backend(), rows.tobytes())
-        made = _ROWS.pop(key, None)
-        if made is None:
-            made = ops.asarray(rows)
-        _ROWS[key] = made                # most recent last
-        while len(_ROWS) > _ROWS_KEPT:
-            del _ROWS[next(iter(_ROWS))]
+        with _ROWS_LOCK:                 # chains run in threads share the cache
+            made = _ROWS.pop(key, None)
+            if made is None:
+                made = ops.asarray(rows)
+            _ROWS[key] = made            # most recent last
+            while len(_ROWS) > _ROWS_KEPT:
+                del _ROWS[next(iter(_ROWS))]
         return made
 
     @property
     def timings(self) -> dict:
-        """Wall time in seconds of ``compile`` (the first chunk's excess over a typical chunk:
-        tracing and compilation), ``warmup`` and ``sampling``; summed over batches run one after
-        another, the longest of batches run in threads."""
+        """Wall time in seconds of ``compile`` (the first chunk's excess over its iterations at
+        the typical speed of the others: tracing and compilation), ``warmup`` and
+        ``sampling``; summed over batches run one after another, the longest of batches run
+        in threads."""
         per_batch = []
         for seconds, counts in zip(self._chunk_seconds, self._chunk_counts):
             chunks = seconds["warmup"] + seconds["sample"]

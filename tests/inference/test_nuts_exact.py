@@ -104,10 +104,17 @@ EXTRA_CHECKS = {"extra-checks@0.08": ("merge-last", "subtree-first"),
                 "extra-checks@0.19": ("merge-first", "subtree-last")}
 
 
-def table_uniforms(table):
+#: how test_transition_matches_reference reads a row of its table (test_torch_loops reads it
+#: through an op, so that a compiled loop can take a traced index)
+ROW = None
+
+
+def table_uniforms(table, row=None):
     """The uniforms of a ``(C, leaves, 3)`` table, row ``i`` for leaf ``i`` (the reference's
-    layout): its candidate draw, and the merge and direction draws of a subtree it ends."""
-    return TrajectoryUniforms(lambda i: table[:, i, 0], lambda i: table[:, i, 1:])
+    layout): its candidate draw, and the merge and direction draws of a subtree it ends.
+    ``row(table, i)`` reads row ``i`` (default ``table[:, i]``)."""
+    row = row or (lambda t, i: t[:, i])
+    return TrajectoryUniforms(lambda i: row(table, i)[:, 0], lambda i: row(table, i)[:, 1:])
 
 
 def _inputs(case_id, dim, minv, depth):
@@ -135,7 +142,7 @@ def test_transition_matches_reference(backend, case):
     transition = build_transition(max_tree_depth=depth, max_delta_energy=max_de)
     minv_b = ops.asarray(np.broadcast_to(minv, (C,) + minv.shape).copy())
     state, info = transition(HMCState(q, pe, grad), ops.asarray(p0), ops.asarray(forward),
-                             table_uniforms(table), vg, ops.full((C,), eps), minv_b)
+                             table_uniforms(table, ROW), vg, ops.full((C,), eps), minv_b)
     got = {k: ops.to_numpy(v) for k, v in
            {"x": state.position, "potential_energy": state.potential_energy,
             "grad": state.potential_energy_grad, **info._asdict()}.items()}
