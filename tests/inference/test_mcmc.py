@@ -182,6 +182,33 @@ def test_timings_add_up_to_the_run(backend):
     assert t["setup"] + t["compile"] + t["warmup"] + t["sampling"] <= wall + 1e-3, (t, wall)
 
 
+@pytest.mark.dtypes("float64")
+def test_draws_do_not_depend_on_the_calls(backend, monkeypatch):
+    """The default count of iterations per call (sized by time where the chunk compiles, so it
+    changes from call to call), a fixed ``chunk_size`` and calls of a single iteration give the
+    same draws and statistics: each iteration's key is its index's, whatever call runs it."""
+    from ppl.inference import chains
+    # calls of a few iterations, whatever the machine's speed: many calls of changing counts
+    monkeypatch.setattr(chains, "CALL_SECONDS", 1e-4)
+    runs = []
+    for chunk_size in (None, 7, 1):
+        mcmc = _small(NUTS(potential_fn=_std_normal), num_warmup=45, num_samples=31,
+                      chunk_size=chunk_size)
+        mcmc.run(3, init_params=ops.zeros((2, 3)))
+        runs.append((ops.to_numpy(mcmc.get_samples(group_by_chain=True)),
+                     {k: ops.to_numpy(v) for k, v in mcmc.get_extra_fields().items()}))
+    for samples, stats in runs[1:]:
+        np.testing.assert_array_equal(samples, runs[0][0])
+        for k, v in stats.items():
+            np.testing.assert_array_equal(v, runs[0][1][k], err_msg=k)
+    assert runs[0][0].shape == (2, 31, 3)
+
+
+def test_chunk_size_below_one_is_refused():
+    with pytest.raises(ValueError, match="chunk_size must be an int >= 1"):
+        _small(NUTS(potential_fn=_std_normal), chunk_size=0)
+
+
 def _regression(x, y=None):
     """Not plate code (a matrix product with a latent vector): numpy keeps its per-draw map."""
     beta = ppl.sample("beta", dist.Normal(0.0, 1.0).expand((2,)).to_event(1))
