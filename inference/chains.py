@@ -108,8 +108,8 @@ class ChainRunner:
         self._first_chunk_done = threading.Event()
         self._stop = threading.Event()    # set on Ctrl-C: every chain stops after its chunk
         self._threads = False
-        self._chunk_seconds: list[dict] = []   # per batch: phase -> wall time of each chunk
-        self._chunk_counts: list[dict] = []    # ... and its iterations
+        # per batch: phase -> (wall seconds, iterations) of each chunk read
+        self._chunk_times: list[dict] = []
 
     # ------------------------------------------------------------------ chain methods
     def run(self, method: str, carry, run_key) -> RunResult:
@@ -174,10 +174,8 @@ class ChainRunner:
         W, N = self.num_warmup, self.num_samples
         total = W + N
         pieces, interrupted = [], False
-        seconds = {"warmup": [], "sample": []}
-        self._chunk_seconds.append(seconds)
-        counts = {"warmup": [], "sample": []}          # iterations of each chunk read
-        self._chunk_counts.append(counts)
+        times = {"warmup": [], "sample": []}
+        self._chunk_times.append(times)
         # the chunk dispatched last, not yet read: (phase, first iteration, iterations, its
         # Draw, start time)
         pending = []
@@ -205,8 +203,7 @@ class ChainRunner:
                 diverging, step_size = host(ys.info.diverging), host(ys.step_size)
             divergences[phase] += int(diverging.sum())
             now = time.perf_counter()
-            seconds[phase].append(now - max(tic, last_read))
-            counts[phase].append(n)
+            times[phase].append((now - max(tic, last_read), n))
             last_read = now
             done = s + n
             # the bar counts iterations of every chain of the batch
@@ -222,7 +219,7 @@ class ChainRunner:
                         bar.phase(phase)
                     s = lo
                     while s < hi:
-                        n = min(self._count(seconds, counts), hi - s)
+                        n = min(self._count(times), hi - s)
                         tic = time.perf_counter()
                         carry, ys = chunk_fn(carry, self._chunk_rows(s, s + n), run_key,
                                              self.data)
@@ -245,7 +242,7 @@ class ChainRunner:
                 read()
         return self._collect(pieces, carry, interrupted, done)
 
-    def _count(self, seconds, counts) -> int:
+    def _count(self, times) -> int:
         """Iterations of the next call: the chunk's where the count is fixed, else as many as
         take ~:data:`CALL_SECONDS` at the batch's speed so far (its calls read, but the first:
         it compiles). The speed is taken over all of them: a call's seconds run from one read
@@ -253,8 +250,7 @@ class ChainRunner:
         holds the next call's work, not its own."""
         if not self._adaptive:
             return self.chunk_size
-        timed = [(t, n) for phase in ("warmup", "sample")
-                 for t, n in zip(seconds[phase], counts[phase])][1:]
+        timed = (times["warmup"] + times["sample"])[1:]
         if not timed:
             return self._first_count
         rate = sum(n for _, n in timed) / max(sum(t for t, _ in timed), 1e-9)
@@ -294,15 +290,14 @@ class ChainRunner:
         ``sampling``; summed over batches run one after another, the longest of batches run
         in threads."""
         per_batch = []
-        for seconds, counts in zip(self._chunk_seconds, self._chunk_counts):
-            chunks = seconds["warmup"] + seconds["sample"]
-            first_phase = "warmup" if seconds["warmup"] else "sample"
+        for times in self._chunk_times:
+            chunks = times["warmup"] + times["sample"]
+            first_phase = "warmup" if times["warmup"] else "sample"
             # seconds per iteration of the phase's other chunks (or the sampling phase's)
-            rest = [t / n for t, n in zip(seconds[first_phase][1:], counts[first_phase][1:])] \
-                or [t / n for t, n in zip(seconds["sample"][1:], counts["sample"][1:])]
-            compile_s = max(chunks[0] - counts[first_phase][0] * float(np.median(rest)), 0.0) \
-                if rest and chunks else 0.0
-            warmup, sampling = sum(seconds["warmup"]), sum(seconds["sample"])
+            rest = [t / n for t, n in times[first_phase][1:] or times["sample"][1:]]
+            compile_s = max(chunks[0][0] - chunks[0][1] * float(np.median(rest)), 0.0) \
+                if rest else 0.0
+            warmup, sampling = (sum(t for t, _ in times[p]) for p in ("warmup", "sample"))
             per_batch.append((compile_s, warmup - compile_s * (first_phase == "warmup"),
                               sampling - compile_s * (first_phase == "sample")))
         combine = max if self._threads else sum

@@ -139,10 +139,8 @@ def extend_subtree(sub: Subtree, u, eps, energy0, inverse_mass_matrix, potential
     else:
         # branch-free, every level masked: a branch inside the leaf would stop numpy's
         # recorded pieces and torch's compiled loops (numpy: 3.1 -> 4.4 s on eight schools)
-        pow2 = ops.asarray([2 ** j for j in range(max_tree_depth)])
-        ckpt = ops.where(ops.reshape((n // pow2) * pow2 == n, (1, -1, 1, 1)), entry[:, None],
-                         sub.ckpt)
-        turn = termination.subtree_turning(ckpt, rho, ps, ((n + 1) // pow2) * pow2 == n + 1)
+        ckpt = _masked_write(sub.ckpt, entry, n)
+        turn = _masked_turning(1, ckpt, rho, ps, n)
     turning = sub.turning | (building & turn)
     diverging = sub.diverging | diverging
     building = building & ~(turn | diverging)
@@ -161,10 +159,8 @@ def _write_from(j, ckpt, entry, n):
     ``n % 2^i == 0`` (the sub-trees leaf ``n`` starts, given that it starts the one of
     ``2^j``), the higher ones in a branch taken only when the leaf starts them."""
     levels = ops.shape(ckpt)[1]
-    if j >= NESTED:
-        pow2 = ops.asarray([2 ** i for i in range(levels)])
-        starts = ((n // pow2) * pow2 == n) & (ops.arange(0, levels) >= j)
-        return ops.where(ops.reshape(starts, (1, -1, 1, 1)), entry[:, None], ckpt)
+    if j >= NESTED:         # (the levels below j, written already, get the same entry again)
+        return _masked_write(ckpt, entry, n)
     ckpt = ops.index_update(ckpt, (slice(None), j), entry)
     if j + 1 >= levels:
         return ckpt
@@ -178,15 +174,28 @@ def _turning_from(k, ckpt, rho, ps, n):
     checked in a branch taken only when the leaf completes them."""
     levels = ops.shape(ckpt)[1]
     if k >= NESTED:
-        pow2 = ops.asarray([2 ** i for i in range(k - 1, levels)])
-        return termination.subtree_turning(ckpt[:, k - 1:], rho, ps,
-                                           ((n + 1) // pow2) * pow2 == n + 1)
+        return _masked_turning(k, ckpt, rho, ps, n)
     turn = termination.subtree_turning(ckpt[:, k - 1:k + 1], rho, ps, ops.asarray([True, True]))
     if k + 1 >= levels:
         return turn
     return turn | ops.cond(((n + 1) % 2 ** (k + 1)) == 0,
                            lambda c: _turning_from(k + 1, c, rho, ps, n),
                            lambda c: ops.zeros_like(turn), ckpt)
+
+
+def _masked_write(ckpt, entry, n):
+    """``ckpt`` with ``entry`` ``(C, F, D)`` at every level ``j`` with ``n % 2^j == 0``, through
+    a mask over all levels."""
+    pow2 = ops.asarray([2 ** j for j in range(ops.shape(ckpt)[1])])
+    return ops.where(ops.reshape((n // pow2) * pow2 == n, (1, -1, 1, 1)), entry[:, None], ckpt)
+
+
+def _masked_turning(k, ckpt, rho, ps, n):
+    """Whether any sub-tree of size ``2^k`` or more that leaf ``n`` completes turns, checked
+    through a mask over those levels."""
+    pow2 = ops.asarray([2 ** j for j in range(k - 1, ops.shape(ckpt)[1])])
+    return termination.subtree_turning(ckpt[:, k - 1:], rho, ps,
+                                       ((n + 1) // pow2) * pow2 == n + 1)
 
 
 def merge_subtree(trajectory: Trajectory, sub: Subtree, u) -> Trajectory:
