@@ -68,7 +68,7 @@ def _value_of(site, index):
 
 
 def _posterior_discrete(model, args, kwargs, *, first_available_dim, temperature, key):
-    k_run, k_draw = _random.split(key, 2) if key is not None else (None, None)
+    k_run, k_draw = _random.split_keys(key, 2) if key is not None else (None, None)
     run = model if k_run is None else seed(model, rng_seed=k_run)
     with block():  # the enumerated run is internal: outer handlers do not see it
         if first_available_dim is None:

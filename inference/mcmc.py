@@ -240,9 +240,9 @@ class MCMC:
         start = time.perf_counter()
         data_bytes = data_nbytes(args, kwargs)
         with ops.backend().sampling_scope(data_bytes=data_bytes):
-            # every key from splits in two (one compiled program on a first run)
-            k_setup, k_run = random.split(key, 2)
-            k_init, k_next = random.split(k_setup, 2)
+            # every key from splits in two (no compiled program on a first run)
+            k_setup, k_run = random.split_keys(key, 2)
+            k_init, k_next = random.split_keys(k_setup, 2)
             setup = self.kernel.setup(k_init, args, kwargs, init_params, self.num_chains)
             method = self.chain_method or default_chain_method(self.num_chains, data_bytes)
             program, data = get_program(self.kernel, setup, args, kwargs,

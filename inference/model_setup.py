@@ -83,7 +83,7 @@ def _batched_start(model, potential_of_args, layout, enumerated, model_args, mod
         def start(z, values):
             return (z, *value_and_grad(z, values))
 
-        cache[key] = ops.jit(start)
+        cache[key] = ops.jit(start, once=True)
     return lambda z: cache[key](z, data)
 
 
@@ -93,8 +93,8 @@ def _first_draws_valid(start, flat, trace_key, num_chains, init_trace, layout):
     (:func:`init_to_uniform`'s, drawn directly in unconstrained space) or, without them, drawn
     as the retry loop draws them, from ``trace_key``."""
     x = flat if flat is not None else ops.stack(
-        [_unconstrained_position(init_trace(random.split(k, 2)[1]), layout)
-         for k in random.split(trace_key, num_chains)], axis=0)
+        [_unconstrained_position(init_trace(random.split_keys(k, 2)[1]), layout)
+         for k in random.split_keys(trace_key, num_chains)], axis=0)
     with np.errstate(all="ignore"):
         z, pe, grad = start(x)
     return None if _not_finite(z) or _not_finite(pe) or _not_finite(grad) else (z, pe, grad)
@@ -196,7 +196,7 @@ def _find_valid_position(key, init_trace, layout, value_and_grad, model, model_a
         if attempt == 0 and first is not None:
             z_new = first
         else:
-            key, sub = random.split(key, 2)
+            key, sub = random.split_keys(key, 2)
             z_new = _unconstrained_position(init_trace(sub), layout)
         z_np = np.asarray(ops.to_numpy(z_new))
         if previous is not None and np.array_equal(z_np, previous, equal_nan=True):
@@ -296,7 +296,7 @@ def initialize_model(rng_key, model, model_args=(), model_kwargs=None, *,
             .get_trace(*model_args, **model_kwargs)
 
     C = 1 if num_chains is None else int(num_chains)
-    k_trace, k_flat = random.split(key, 2)
+    k_trace, k_flat = random.split_keys(key, 2)
     # the chain plate (backends whose vmap is a loop) is built from a real first trace; the
     # others only need the trace's structure, found without running (or compiling) the model
     proto = init_trace(k_trace) if ops.backend().vmap_is_loop else None
@@ -325,8 +325,9 @@ def initialize_model(rng_key, model, model_args=(), model_kwargs=None, *,
                                model_args, model_kwargs)
         start = _first_draws_valid(first, flat, k_trace, C, init_trace, layout)
     if start is None:
-        keys = random.split(k_trace, C)
-        value_and_grad = ops.jit(ops.value_and_grad(potential_fn))  # one compile, not per op
+        keys = random.split_keys(k_trace, C)
+        # one compile, not one per op
+        value_and_grad = ops.jit(ops.value_and_grad(potential_fn), once=True)
         positions = [
             _find_valid_position(keys[c], init_trace, layout, value_and_grad, density_model,
                                  model_args, model_kwargs, max_tries=max_tries,

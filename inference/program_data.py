@@ -57,11 +57,13 @@ def data_key(static, layout) -> tuple:
             None if layout is None else (tuple(layout.names), tuple(map(tuple, layout.shapes))))
 
 
-def per_chain(fn_of_args, rebuild, transform=None):
+def per_chain(fn_of_args, rebuild, transform=None, *, once=False):
     """``compiled(z (C, D), data)``: ``transform(fn)`` for each chain's ``z``, where ``fn`` is
     ``fn_of_args(args, kwargs)`` with the arguments rebuilt from the shared ``data`` leaves
-    (``split_data``), so new data of the same shapes reuses the compiled program."""
+    (``split_data``), so new data of the same shapes reuses the compiled program. ``once``:
+    called once per run when called at top level (``ops.jit``'s ``once``)."""
     def fn(z, values):
         return fn_of_args(*rebuild(values))(z)
 
-    return ops.jit(ops.vmap(fn if transform is None else transform(fn), in_axes=(0, None)))
+    return ops.jit(ops.vmap(fn if transform is None else transform(fn), in_axes=(0, None)),
+                   once=once)

@@ -121,10 +121,10 @@ def get_program(kernel, setup, args, kwargs, *, num_chains: int, parallel: bool)
             return lambda z: vg_data(z, values)
 
         post_of = setup.postprocess_of_args
-        post = None if post_of is None else per_chain(post_of, rebuild)
+        post = None if post_of is None else per_chain(post_of, rebuild, once=True)
         programs[key] = Program(
-            ops.jit(lambda z, values: kernel.init(z, vg_of(values))),
+            ops.jit(lambda z, values: kernel.init(z, vg_of(values)), once=True),
             _build_chunk(lambda values: kernel.build_iteration(vg_of(values)),
                          kernel.empty_draw, shards), shards, post,
-            ops.jit(_init_from(kernel)))
+            ops.jit(_init_from(kernel), once=True))
     return programs[key], data

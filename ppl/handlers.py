@@ -141,9 +141,8 @@ class seed(Messenger):
         if self._key is None:
             s = self.rng_seed
             self._key = _random.key(int(s)) if isinstance(s, (int, np.integer)) else s
-        keys = _random.split(self._key, 2)
-        self._key = keys[0]
-        return keys[1]
+        self._key, key = _random.split_keys(self._key, 2)
+        return key
 
     def process_message(self, msg):
         if msg["value"] is not None or msg["is_observed"]:

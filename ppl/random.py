@@ -11,6 +11,9 @@ A key is a value, not hidden state: the same key always gives the same draw, and
     ...     bool((a == b).all())
     True
 
+:func:`split_keys` gives the same keys as a tuple, to unpack: ``k1, k2 = split_keys(key)``
+(on JAX, unpacking one array of keys compiles a small program on a first run; this does not).
+
 numpy derives keys and draws from NumPy's counter-based Philox generator, torch from a
 ``torch.Generator`` seeded with key material; neither touches global random state.
 """

@@ -65,8 +65,13 @@ class Compile:
     #: ``vmap`` calls the function once per batch member
     vmap_is_loop: bool = False
 
-    def jit(self, fun, static_argnums=()):
-        """Compile ``fun`` where the backend can (``jit_compiles``); the identity elsewhere."""
+    def jit(self, fun, static_argnums=(), *, once=False):
+        """Compile ``fun`` where the backend can (``jit_compiles``); the identity elsewhere.
+
+        ``once=True`` says the program runs once or a few times per run (a check of the
+        starting points, a sampler's initial state, the draws' postprocessing): a backend may
+        then spend less time optimising it, since its compile, not its run, is what a user
+        waits for."""
         return fun
 
     def eval_shape(self, fun, *args):

@@ -30,6 +30,11 @@ class Random:
         """``num`` independent keys stacked on a leading axis."""
         raise not_implemented(self, "random.split")
 
+    def random_split_keys(self, key, num: int = 2) -> tuple:
+        """The keys of ``random_split(key, num)`` as a tuple, to unpack
+        (``k1, k2 = split_keys(key)``) or index without array ops."""
+        return tuple(self.random_split(key, num))
+
     def random_fold_in(self, key, data: int):
         """A new key from ``key`` and an integer (``jax.random.fold_in``)."""
         raise not_implemented(self, "random.fold_in")

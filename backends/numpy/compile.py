@@ -159,5 +159,5 @@ class NumpyCompile:
     vmap_random_draws = True
     vmap_is_loop = True
 
-    def jit(self, fun, static_argnums=()):
+    def jit(self, fun, static_argnums=(), *, once=False):
         return Recorded(fun, static_argnums)

@@ -65,7 +65,7 @@ class TensorflowCompile:
     compiles_control_flow = True
     vmap_random_draws = True
 
-    def jit(self, fun, static_argnums=()):
+    def jit(self, fun, static_argnums=(), *, once=False):
         static = (static_argnums,) if isinstance(static_argnums, int) else tuple(static_argnums)
         if not static:
             compiled = _Compiled(self, fun)

@@ -89,7 +89,7 @@ class TorchCompile:
         """``True`` unless ``PPL_TORCH_JIT=none``."""
         return _jit_mode() != "none"
 
-    def jit(self, fun, static_argnums=()):
+    def jit(self, fun, static_argnums=(), *, once=False):
         mode = _jit_mode()
         return TracedFunction(fun, static_argnums, None if mode == "none" else mode)
 

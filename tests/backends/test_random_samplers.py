@@ -219,6 +219,53 @@ def test_split_shapes_and_unpacking(backend):
     np.testing.assert_array_equal(draws[3], ops.to_numpy(rnd.normal(rnd.split(key)[0], (4,))))
 
 
+@pytest.mark.parametrize("num", [1, 2, 5])
+def test_split_keys_are_the_split_as_a_tuple(backend, num):
+    """``split_keys(key, n)`` is ``split(key, n)``'s keys one by one: the same bits (the
+    reference is ``split``'s array, itself checked against ``jax.random`` on JAX), a tuple of
+    ``n`` keys that draw as those rows do, under ``jit`` too."""
+    key = rnd.split(rnd.key(3), 2)[1]
+    keys = rnd.split_keys(key, num)
+    assert isinstance(keys, tuple) and len(keys) == num
+    rows = ops.to_numpy(rnd.split(key, num))
+    for i, k in enumerate(keys):
+        np.testing.assert_array_equal(ops.to_numpy(k), rows[i])
+    draw = ops.jit(lambda k: rnd.normal(k, (3,)))
+    np.testing.assert_array_equal(ops.to_numpy(draw(keys[-1])),
+                                  ops.to_numpy(draw(rnd.split(key, num)[num - 1])))
+    traced = ops.jit(lambda k: ops.stack(rnd.split_keys(k, num), axis=0))(key)
+    np.testing.assert_array_equal(ops.to_numpy(traced), rows)
+
+
+@pytest.mark.backends("jax")
+def test_jax_split_keys_of_a_concrete_key_compile_nothing(backend):
+    """Unpacking ``split_keys`` of a concrete key runs no JAX program (unpacking one array of
+    keys compiles JAX's ``unstack`` once per shape: a first run's cost)."""
+    import jax
+
+    if not _JAX_COMPILES:
+        def on_duration(event, duration, **_):
+            if event.endswith("backend_compile_duration"):
+                _JAX_COMPILES.append(event)
+        _JAX_COMPILES.append("listening")
+        jax.monitoring.register_event_duration_secs_listener(on_duration)
+    rnd.split_keys(rnd.key(12345), 3)            # JAX's first-use work, if any, done here
+    before = len(_JAX_COMPILES)
+    k1, k2, k3 = rnd.split_keys(rnd.key(777), 3)
+    a, b = rnd.split_keys(k2, 2)
+    assert len(_JAX_COMPILES) == before, "unpacking concrete keys compiled a program"
+    np.testing.assert_array_equal(ops.to_numpy(a), ops.to_numpy(rnd.split(k2, 2))[0])
+    before = len(_JAX_COMPILES)
+    first, *_ = rnd.split(k3, next(_UNSEEN))    # the array's own unpacking: JAX compiles
+    assert len(_JAX_COMPILES) > before, "the reference no longer compiles: drop this test"
+
+
+#: JAX's backend compiles seen since the first test that listens (JAX keeps listeners)
+_JAX_COMPILES: list = []
+#: numbers of keys no other test unpacks (JAX compiles its unpacking once per shape)
+_UNSEEN = itertools.count(1013)
+
+
 def test_split_streams_are_independent(backend):
     key = rnd.key(7)
     keys = rnd.split(key, 4)
