@@ -13,49 +13,79 @@ from statistics import NormalDist
 
 import numpy as np
 
-__all__ = ["z_scale", "average_ranks", "split", "basic_rhat", "basic_ess"]
+__all__ = ["z_scale", "z_scales", "average_ranks", "split", "basic_rhat", "basic_ess"]
 
 
 def z_scale(x: np.ndarray) -> np.ndarray:
     """Rank-normalised z-scores of ``x`` ``(chains, draws, K)``, each of the ``K`` elements over
     all its draws (average ranks for ties; Blom's offset 3/8)."""
-    m, n, k = x.shape
-    size = m * n
-    order, half_ranks = _sorted_half_ranks(x.reshape(size, k))
-    # ranks are multiples of 1/2 in [1, size]: the normal quantiles of those, looked up
-    z = np.empty(order.shape)
-    np.put_along_axis(z, order, _rank_quantiles(size)[half_ranks], axis=1)
-    return z.T.reshape(m, n, k)
+    order, ordered = _sort_columns(x.reshape(-1, x.shape[2]))
+    return _z_of_sorted(order, ordered, x.shape)
+
+
+def z_scales(x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``(z_scale(x), z_scale(|x - median(x)|))``, the median per element over all its draws
+    (the folded draws of Vehtari et al. 2021, section 4.1), from one sort of ``x``: in ``x``'s
+    sorted order the folded values fall, then rise, two runs that a stable sort (NumPy's
+    timsort) merges in linear time."""
+    order, ordered = _sort_columns(x.reshape(-1, x.shape[2]))
+    size = ordered.shape[1]
+    half = size // 2
+    median = ordered[:, half] if size % 2 else 0.5 * (ordered[:, half - 1] + ordered[:, half])
+    folded = np.abs(ordered - median[:, None])
+    merge = np.argsort(folded, axis=1, kind="stable")
+    return (_z_of_sorted(order, ordered, x.shape),
+            _z_of_sorted(np.take_along_axis(order, merge, axis=1),
+                         np.take_along_axis(folded, merge, axis=1), x.shape))
 
 
 def average_ranks(a: np.ndarray) -> np.ndarray:
     """Ranks ``1 .. N`` of each column of ``a`` ``(N, K)``, tied values sharing the mean of
     their ranks (SciPy's ``rankdata(method="average", axis=0)``)."""
-    order, half_ranks = _sorted_half_ranks(a)
+    order, ordered = _sort_columns(a)
     ranks = np.empty(order.shape)
-    np.put_along_axis(ranks, order, 0.5 * half_ranks + 1.0, axis=1)
+    np.put_along_axis(ranks, order, 0.5 * _half_ranks(ordered) + 1.0, axis=1)
     return ranks.T
 
 
-def _sorted_half_ranks(a: np.ndarray):
-    """``(order, h)`` for the columns of ``a`` ``(N, K)``: ``order`` ``(K, N)`` sorts each
-    column, ``h`` is ``2 (rank - 1)`` of the sorted values (an integer: average ranks are
-    multiples of 1/2), ``(K, N)``, or ``(N,)`` when no column has ties."""
-    n = a.shape[0]
+def _sort_columns(a: np.ndarray):
+    """``(order, ordered)``, both ``(K, N)``: the permutation sorting each column of ``a``
+    ``(N, K)`` and the sorted values."""
     cols = np.ascontiguousarray(a.T)              # (K, N): each sort runs on contiguous memory
     order = np.argsort(cols, axis=1)              # not stable: tied values share a rank anyway
-    ordered = np.take_along_axis(cols, order, axis=1)
+    return order, np.take_along_axis(cols, order, axis=1)
+
+
+def _z_of_sorted(order, ordered, shape) -> np.ndarray:
+    """:func:`z_scale`'s z-scores, ``shape`` ``(chains, draws, K)``, from the sort of its
+    columns (:func:`_sort_columns`)."""
+    m, n, k = shape
+    # ranks are multiples of 1/2 in [1, m n]: the normal quantiles of those, looked up
+    z = np.empty(order.shape)
+    np.put_along_axis(z, order, _rank_quantiles(m * n)[_half_ranks(ordered)], axis=1)
+    return z.T.reshape(m, n, k)
+
+
+def _half_ranks(ordered: np.ndarray) -> np.ndarray:
+    """``2 (rank - 1)`` (an integer: average ranks are multiples of 1/2) of the sorted rows
+    ``ordered`` ``(K, N)``: ``(K, N)``, or ``(N,)`` when no row has ties."""
+    n = ordered.shape[1]
     tied = ordered[:, 1:] == ordered[:, :-1]
     if not tied.any():                            # continuous draws: the positions are the ranks
-        return order, 2 * np.arange(n)
-    position = np.broadcast_to(np.arange(n), cols.shape)
-    starts = np.ones(cols.shape, bool)            # a run of equal values starts here
+        return 2 * np.arange(n)
+    if not (tied[:, 1:] & tied[:, :-1]).any():    # ties in pairs only (folded draws: the two
+        rows, at = np.nonzero(tied)               # values around an even count's median)
+        half = np.tile(2 * np.arange(n), (ordered.shape[0], 1))
+        half[rows, at] = half[rows, at + 1] = 2 * at + 1
+        return half
+    position = np.broadcast_to(np.arange(n), ordered.shape)
+    starts = np.ones(ordered.shape, bool)         # a run of equal values starts here
     starts[:, 1:] = ~tied
-    ends = np.ones(cols.shape, bool)              # ... ends here
+    ends = np.ones(ordered.shape, bool)           # ... ends here
     ends[:, :-1] = ~tied
     first = np.maximum.accumulate(np.where(starts, position, 0), axis=1)
     last = np.minimum.accumulate(np.where(ends, position, n - 1)[:, ::-1], axis=1)[:, ::-1]
-    return order, first + last
+    return first + last
 
 
 @functools.lru_cache(maxsize=2)

@@ -154,14 +154,11 @@ def rank_rhat_and_bulk_ess(x) -> tuple[np.ndarray, np.ndarray]:
     shape = arr.shape[2:]
     arr = arr.reshape(arr.shape[:2] + (-1,))
     split = _rank_stats.split(arr)
-    z = _rank_stats.z_scale(split)
+    z, z_folded = _rank_stats.z_scales(split)
     ess = _rank_stats.basic_ess(z)
     if arr.shape[0] == 1:       # as split_gelman_rubin: one chain's halves, each split again
-        split = _rank_stats.split(_two_chains_if_one(arr))
-        z = _rank_stats.z_scale(split)
-    folded = np.abs(split - np.median(split, axis=(0, 1)))
-    rhat = np.maximum(_rank_stats.basic_rhat(z),
-                      _rank_stats.basic_rhat(_rank_stats.z_scale(folded)))
+        z, z_folded = _rank_stats.z_scales(_rank_stats.split(_two_chains_if_one(arr)))
+    rhat = np.maximum(_rank_stats.basic_rhat(z), _rank_stats.basic_rhat(z_folded))
     return rhat.reshape(shape), ess.reshape(shape)
 
 

@@ -311,3 +311,28 @@ def test_average_ranks_match_scipy_with_ties():
     for a in cases:
         np.testing.assert_array_equal(average_ranks(a),
                                       stats.rankdata(a, method="average", axis=0))
+
+
+def test_z_scales_of_draws_and_folded_draws_match_scipy():
+    """The rank-normalised z-scores of the draws and of the folded draws ``|x - median|``,
+    which share one sort, against SciPy's average ranks and normal quantiles at Blom's
+    ``(r - 3/8) / (S + 1/4)`` per element: continuous draws, odd and even draw counts, ties
+    (integer draws; a constant element; values mirrored about the median)."""
+    stats = pytest.importorskip("scipy.stats")
+    from ppl._rank_stats import z_scales
+    rng = np.random.default_rng(11)
+    mirrored = np.concatenate([[-3.0, -1.0, 0.0, 1.0, 3.0, 2.0], rng.normal(size=6)])
+    cases = [rng.normal(size=(4, 250, 3)), rng.normal(size=(3, 7, 2)),
+             rng.integers(0, 5, size=(2, 40, 4)).astype(float), np.ones((2, 6, 1)),
+             mirrored.reshape(2, 6, 1), rng.standard_cauchy(size=(1, 9, 2))]
+
+    def reference(x):
+        flat = x.reshape(-1, x.shape[2])
+        ranks = stats.rankdata(flat, method="average", axis=0)
+        return stats.norm.ppf((ranks - 0.375) / (flat.shape[0] + 0.25)).reshape(x.shape)
+
+    for x in cases:
+        z, z_folded = z_scales(x)
+        np.testing.assert_allclose(z, reference(x), rtol=1e-12, atol=1e-12)
+        folded = np.abs(x - np.median(x, axis=(0, 1)))
+        np.testing.assert_allclose(z_folded, reference(folded), rtol=1e-12, atol=1e-12)
