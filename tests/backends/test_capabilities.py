@@ -39,6 +39,35 @@ def test_jit_compiles(backend):
     assert len(calls) - first == (0 if backend.jit_compiles else 3)
 
 
+@pytest.mark.parametrize("static", [False, True])
+def test_jit_once_computes_what_the_function_computes(backend, static):
+    """``jit(..., once=True)`` (a program run once per run, which a backend may optimise less:
+    LLVM -O0 on JAX) gives NumPy's values, with a
+    gradient and a loop inside, with and without a static argument, and runs the Python body
+    as often as ``jit`` does (once where the function compiles)."""
+    x = ops.asarray([0.5, -1.0, 2.0])
+    xn = to_numpy(x).astype(float)
+    power = 3.0 if static else 2.0
+    expected_value = np.sum(np.exp(xn) * xn ** power) + 10.5
+    expected_grad = np.exp(xn) * xn ** power + np.exp(xn) * power * xn ** (power - 1)
+    calls = {}
+    for once in (True, False):
+        def f(x, power=2.0, once=once):
+            calls[once] = calls.get(once, 0) + 1
+            value, grad = ops.value_and_grad(lambda v: ops.sum(ops.exp(v) * v ** power))(x)
+            total = ops.while_loop(lambda c: c < 10.0, lambda c: c + 1.5, ops.sum(x) * 0.0)
+            return value + total, grad
+
+        jf = ops.jit(f, static_argnums=(1,), once=once) if static else ops.jit(f, once=once)
+        for _ in range(3):
+            value, grad = jf(x, 3.0) if static else jf(x)
+            np.testing.assert_allclose(to_numpy(value), expected_value, rtol=1e-5)
+            np.testing.assert_allclose(to_numpy(grad), expected_grad, rtol=1e-5)
+    assert calls[True] == calls[False]
+    if backend.name == "jax":
+        assert calls[True] == 1
+
+
 def test_compiles_control_flow(backend):
     """``compiles_control_flow``: inside ``jit`` a ``while_loop`` body is traced a fixed number
     of times, not run once per iteration; otherwise it runs once per iteration."""
