@@ -1,7 +1,7 @@
 """Running chains: chunks of iterations, warmup then sampling, and the ways to run several chains.
 
 * An *iteration* is the kernel's pure ``iteration(rng_key, carry, flags) -> (carry, Draw)``
-  (:mod:`ppl.inference.kernels`). A *chunk* is ``ops.scan`` over up to 250 of them by default,
+  (:mod:`ppl.inference.kernels`). A *chunk* is ``ops.scan`` over up to 1000 of them by default,
   compiled as one call where the backend compiles control flow (JAX), with the model's data as
   arguments (:mod:`ppl.inference.programs`, which also caches it across runs); a call runs the
   first iterations of the chunk and skips the rest (the last of a phase, and calls sized by
@@ -37,7 +37,10 @@ CHAIN_METHODS = ("vectorized", "sequential", "parallel")
 #: progress bar moves and Ctrl-C is answered between calls)
 CALL_SECONDS = 0.25
 #: iterations of an adaptive chunk at most
-MAX_CHUNK = 250
+MAX_CHUNK = 1000
+#: bytes of draws an adaptive chunk returns at most (a row: the chains' positions and
+#: statistics, counted as float64)
+MAX_CHUNK_BYTES = 32 << 20
 
 #: chunk rows made as backend arrays, by backend and content, the most recently used last
 _ROWS: dict = {}
@@ -68,8 +71,8 @@ class ChainRunner:
         As in :class:`~ppl.inference.MCMC`.
     chunk_size
         Iterations per call (``None``: where the backend compiles control flow, as many as
-        take ~:data:`CALL_SECONDS`, in a chunk of 1/4 of the longer phase, 10 to
-        :data:`MAX_CHUNK`; 10 elsewhere).
+        take ~:data:`CALL_SECONDS`, in a chunk of the longer phase, at most :data:`MAX_CHUNK`
+        iterations and :data:`MAX_CHUNK_BYTES` of draws; 10 elsewhere).
     progress_bar
         Show progress.
     """
@@ -83,16 +86,17 @@ class ChainRunner:
         # iterations per call: a fixed count (``chunk_size``, or 10 where iterations run one
         # by one in Python: the progress bar and Ctrl-C are answered often, the per-call work
         # paid a tenth as often, ~0.2 ms per iteration on torch), or, where the whole chunk
-        # compiles, as many as take ~CALL_SECONDS, up to a chunk of 1/4 of a phase (the
-        # chunk's shape, compiled once; the rest of it is skipped). Each call costs ~1-2 ms
-        # beyond its iterations (JAX, 4 devices: the launch with its inputs, the draws read
-        # back): eight schools' 1000 + 1000 took 20 calls at 1/10 of a phase, 10 now
+        # compiles, as many as take ~CALL_SECONDS, up to a chunk of a phase (the chunk's
+        # shape, compiled once; the rest of it is skipped; :meth:`_fit_chunk`). Each call
+        # costs ~1-2 ms beyond its iterations (JAX, 4 devices: the launch with its inputs, the
+        # draws read back): eight schools' 1000 + 1000 took 20 calls at 1/10 of a phase, 10
+        # in chunks of 1/4 of a phase, 5 now
         if chunk_size is not None and (isinstance(chunk_size, bool) or int(chunk_size) < 1):
             raise ValueError(f"chunk_size must be an int >= 1 or None, got {chunk_size!r}.")
         longest = max(num_warmup, num_samples)
         self._adaptive = chunk_size is None and ops.backend().compiles_control_flow
         if chunk_size is None:
-            chunk_size = int(min(MAX_CHUNK, max(10, -(-longest // 4)))) if self._adaptive \
+            chunk_size = int(min(MAX_CHUNK, max(10, longest))) if self._adaptive \
                 else 10
         self.chunk_size = chunk_size
         # until a call's speed is known, a tenth of the longest phase per call
@@ -115,6 +119,7 @@ class ChainRunner:
     def run(self, method: str, carry, run_key) -> RunResult:
         """Run ``carry``'s chains by ``method`` (one of :data:`CHAIN_METHODS`)."""
         C = int(ops.shape(carry[0].position)[0])
+        self._fit_chunk(C, int(ops.shape(carry[0].position)[-1]))
         total = self.num_warmup + self.num_samples
         if method == "vectorized" or C == 1:
             label = f"{method}, {C} chains" if C > 1 else "1 chain"
@@ -241,6 +246,15 @@ class ChainRunner:
             if pending:         # the carry holds its iterations: keep its draws with them
                 read()
         return self._collect(pieces, carry, interrupted, done)
+
+    def _fit_chunk(self, num_chains: int, dim: int) -> None:
+        """An adaptive chunk small enough that the draws of one call (``num_chains`` chains
+        of ``dim`` coordinates and their statistics, as float64) stay within
+        :data:`MAX_CHUNK_BYTES`."""
+        if self._adaptive:
+            rows = max(10, MAX_CHUNK_BYTES // (8 * num_chains * (dim + 16)))
+            self.chunk_size = min(self.chunk_size, rows)
+            self._first_count = min(self._first_count, self.chunk_size)
 
     def _count(self, times) -> int:
         """Iterations of the next call: the chunk's where the count is fixed, else as many as

@@ -115,9 +115,9 @@ class MCMC:
         output is not a terminal, a plain line every ~5% of the run instead.
     chunk_size
         Iterations per call (default: on backends whose control flow compiles,
-        ``backend.compiles_control_flow``, as many as take ~0.25 s, up to 1/4 of the longer
-        phase and 250; 10 on the others). The progress bar moves and Ctrl-C is answered
-        between calls.
+        ``backend.compiles_control_flow``, as many as take ~0.25 s, up to the longer phase,
+        1000, and 32 MB of draws per call; 10 on the others). The progress bar moves and
+        Ctrl-C is answered between calls.
 
     Notes
     -----

@@ -204,6 +204,39 @@ def test_draws_do_not_depend_on_the_calls(backend, monkeypatch):
     assert runs[0][0].shape == (2, 31, 3)
 
 
+@pytest.mark.dtypes("float64")
+def test_a_chunk_is_sized_by_its_draws_bytes(backend, monkeypatch):
+    """Where the chunk compiles, the default chunk holds the longer phase, fewer iterations
+    where the draws of one call would pass ``MAX_CHUNK_BYTES`` (never fewer than 10): with a
+    tiny budget and no limit on a call's seconds, every call runs at most 10 iterations, and
+    the draws are those of fixed calls of 7."""
+    from ppl.inference import chains
+    monkeypatch.setattr(chains, "CALL_SECONDS", 1e6)
+    counts = []
+    rows = chains.ChainRunner._chunk_rows
+
+    def spy(self, s, hi):
+        counts.append((self.chunk_size, hi - s))
+        return rows(self, s, hi)
+
+    monkeypatch.setattr(chains.ChainRunner, "_chunk_rows", spy)
+    runs = []
+    for budget, chunk_size in ((chains.MAX_CHUNK_BYTES, None), (1, None), (None, 7)):
+        if budget is not None:
+            monkeypatch.setattr(chains, "MAX_CHUNK_BYTES", budget)
+        counts.clear()
+        mcmc = _small(NUTS(potential_fn=_std_normal), num_warmup=45, num_samples=31,
+                      chunk_size=chunk_size)
+        mcmc.run(3, init_params=ops.zeros((2, 3)))
+        runs.append((ops.to_numpy(mcmc.get_samples(group_by_chain=True)), list(counts)))
+        if chunk_size is None and backend.compiles_control_flow:
+            sizes = {size for size, _ in counts}
+            assert sizes == ({45} if budget > 1 else {10}), counts
+            assert max(n for _, n in counts) <= (45 if budget > 1 else 10)
+    for samples, _ in runs[1:]:
+        np.testing.assert_array_equal(samples, runs[0][0])
+
+
 def test_chunk_size_below_one_is_refused():
     with pytest.raises(ValueError, match="chunk_size must be an int >= 1"):
         _small(NUTS(potential_fn=_std_normal), chunk_size=0)
