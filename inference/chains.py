@@ -99,8 +99,8 @@ class ChainRunner:
             chunk_size = int(min(MAX_CHUNK, max(10, longest))) if self._adaptive \
                 else 10
         self.chunk_size = chunk_size
-        # until a call's speed is known, a tenth of the longest phase per call
-        self._first_count = min(chunk_size, max(10, -(-longest // 10)))
+        # until a call's speed is known, a tenth of the longest phase per call (within the chunk)
+        self._tenth = max(10, -(-longest // 10))
         total = num_warmup + num_samples
         # each iteration's row of the chunk's input: its index, "active", then the WarmupFlags
         # (one (K, 7) integer array per chunk: one transfer, not one per column; the backend's
@@ -254,7 +254,6 @@ class ChainRunner:
         if self._adaptive:
             rows = max(10, MAX_CHUNK_BYTES // (8 * num_chains * (dim + 16)))
             self.chunk_size = min(self.chunk_size, rows)
-            self._first_count = min(self._first_count, self.chunk_size)
 
     def _count(self, times) -> int:
         """Iterations of the next call: the chunk's where the count is fixed, else as many as
@@ -266,7 +265,7 @@ class ChainRunner:
             return self.chunk_size
         timed = (times["warmup"] + times["sample"])[1:]
         if not timed:
-            return self._first_count
+            return min(self.chunk_size, self._tenth)
         rate = sum(n for _, n in timed) / max(sum(t for t, _ in timed), 1e-9)
         return int(min(self.chunk_size, max(1, CALL_SECONDS * rate)))
 

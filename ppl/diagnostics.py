@@ -154,10 +154,12 @@ def rank_rhat_and_bulk_ess(x) -> tuple[np.ndarray, np.ndarray]:
     shape = arr.shape[2:]
     arr = arr.reshape(arr.shape[:2] + (-1,))
     split = _rank_stats.split(arr)
-    z, z_folded = _rank_stats.z_scales(split)
-    ess = _rank_stats.basic_ess(z)
     if arr.shape[0] == 1:       # as split_gelman_rubin: one chain's halves, each split again
+        ess = _rank_stats.basic_ess(_rank_stats.z_scale(split))
         z, z_folded = _rank_stats.z_scales(_rank_stats.split(_two_chains_if_one(arr)))
+    else:
+        z, z_folded = _rank_stats.z_scales(split)
+        ess = _rank_stats.basic_ess(z)
     rhat = np.maximum(_rank_stats.basic_rhat(z), _rank_stats.basic_rhat(z_folded))
     return rhat.reshape(shape), ess.reshape(shape)
 

@@ -77,6 +77,15 @@ def _host_key(key):
     return np.asarray(key)
 
 
+def _host_split(key, num):
+    """``split(key, num)`` computed on the host, NumPy ``uint32[num, 2]``, or ``None`` where
+    JAX must split (a traced key, another key type, more than :data:`_HOST_MAX` keys)."""
+    host = _host_key(key)
+    if host is None or int(num) > _HOST_MAX:
+        return None
+    return np.stack(_host_threefry(host, int(num)), axis=1)
+
+
 def _exact_scale(dtype, minval, maxval) -> bool:
     """Whether the host's draw is JAX's bit for bit: ``maxval - minval`` a power of two in
     ``dtype`` (then ``u * scale + minval`` rounds once, whether XLA fuses it into a
@@ -138,18 +147,17 @@ class JaxRandom:
             return jax.device_put(np.array([0, seed], np.uint32), self._device)
         return self._put(jax.random.PRNGKey(seed))
     def random_split(self, key, num=2):
-        host = _host_key(key)
-        if host is None or int(num) > _HOST_MAX:
+        rows = _host_split(key, num)
+        if rows is None:
             return jax.random.split(key, int(num))
-        return jax.device_put(np.stack(_host_threefry(host, int(num)), axis=1), self._device)
+        return jax.device_put(rows, self._device)
 
     def random_split_keys(self, key, num=2):
         """A concrete key's split as separate device arrays: unpacking or indexing one array of
         keys compiles a program per shape on a first run (``unstack``, ~0.15 CPU s)."""
-        host = _host_key(key)
-        if host is None or int(num) > _HOST_MAX:
-            return tuple(self.random_split(key, num))
-        rows = np.stack(_host_threefry(host, int(num)), axis=1)
+        rows = _host_split(key, num)
+        if rows is None:
+            return tuple(jax.random.split(key, int(num)))
         return tuple(jax.device_put(list(rows), self._device))
 
     def random_fold_in(self, key, data): return jax.random.fold_in(key, data)
