@@ -99,8 +99,9 @@ class ChainRunner:
             chunk_size = int(min(MAX_CHUNK, max(10, longest))) if self._adaptive \
                 else 10
         self.chunk_size = chunk_size
-        # until a call's speed is known, a tenth of the longest phase per call (within the chunk)
-        self._tenth = max(10, -(-longest // 10))
+        # until a call's speed is known, 10 iterations per call: a slow model moves the bar
+        # and answers Ctrl-C after 10 of its iterations, not after a tenth of a phase
+        self._first_count = min(self.chunk_size, 10)
         total = num_warmup + num_samples
         # each iteration's row of the chunk's input: its index, "active", then the WarmupFlags
         # (one (K, 7) integer array per chunk: one transfer, not one per column; the backend's
@@ -265,7 +266,7 @@ class ChainRunner:
             return self.chunk_size
         timed = (times["warmup"] + times["sample"])[1:]
         if not timed:
-            return min(self.chunk_size, self._tenth)
+            return self._first_count
         rate = sum(n for _, n in timed) / max(sum(t for t, _ in timed), 1e-9)
         return int(min(self.chunk_size, max(1, CALL_SECONDS * rate)))
 

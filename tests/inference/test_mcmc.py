@@ -237,6 +237,31 @@ def test_a_chunk_is_sized_by_its_draws_bytes(backend, monkeypatch):
         np.testing.assert_array_equal(samples, runs[0][0])
 
 
+@pytest.mark.dtypes("float64")
+def test_calls_before_the_speed_is_known_are_short(backend, monkeypatch):
+    """Where the chunk compiles and a call's count adapts, the calls made before any call's
+    speed is read run 10 iterations each, however long the phase: a slow model moves the bar
+    and answers Ctrl-C after 10 of its iterations. Once the speed is known (here: no limit
+    on a call's seconds), a call runs the rest of the phase."""
+    from ppl.inference import chains
+    monkeypatch.setattr(chains, "CALL_SECONDS", 1e6)
+    counts = []
+    rows = chains.ChainRunner._chunk_rows
+
+    def spy(self, s, hi):
+        counts.append(hi - s)
+        return rows(self, s, hi)
+
+    monkeypatch.setattr(chains.ChainRunner, "_chunk_rows", spy)
+    mcmc = _small(NUTS(potential_fn=_std_normal), num_warmup=300, num_samples=200)
+    mcmc.run(3, init_params=ops.zeros((2, 3)))
+    if backend.compiles_control_flow:
+        assert counts[0] == 10 and sum(counts) == 500 and max(counts) > 100, counts
+        assert counts.index(max(counts)) <= 3, counts
+    else:
+        assert set(counts) == {10}, counts
+
+
 def test_chunk_size_below_one_is_refused():
     with pytest.raises(ValueError, match="chunk_size must be an int >= 1"):
         _small(NUTS(potential_fn=_std_normal), chunk_size=0)
