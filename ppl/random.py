@@ -31,6 +31,25 @@ for _name in RANDOM_OPS:
     globals()[_name] = forwarder(f"random_{_name}", f"ppl.random.{_name}")
 
 del _name
+_split, _split_keys = split, split_keys          # noqa: F821 - made by the loop above
+
+
+def _num_keys(num, public: str) -> int:
+    """``num`` as a count of keys, or a ValueError naming ``public``'s argument."""
+    if isinstance(num, (bool, np.bool_)) or not isinstance(num, (int, np.integer)) or num < 0:
+        raise ValueError(f"{public}: num must be an int >= 0 (the count of keys), got {num!r}.")
+    return int(num)
+
+
+def split(key, num=2):
+    """``num`` independent keys from ``key``, stacked on a leading axis
+    (``jax.random.split``)."""
+    return _split(key, _num_keys(num, "ppl.random.split"))
+
+
+def split_keys(key, num=2) -> tuple:
+    """The keys of :func:`split` as a tuple, to unpack (``k1, k2 = split_keys(key)``)."""
+    return _split_keys(key, _num_keys(num, "ppl.random.split_keys"))
 
 
 def as_key(rng_key, name: str = "rng_key"):

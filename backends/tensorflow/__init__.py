@@ -15,9 +15,13 @@ time (the tests use it as a reference).
 
 from __future__ import annotations
 
-import tensorflow as tf
+from ppl.backends.tensorflow.native_log import quiet_start_up
 
-from ppl.backends.common import Backend
+with quiet_start_up():          # TensorFlow's C++ start-up lines (native_log.py)
+    import tensorflow as tf
+    tf.config.list_logical_devices()         # the runtime starts (and probes for CUDA) here
+
+from ppl.backends.common import Backend  # noqa: E402 - after TensorFlow's quiet start
 from ppl.backends.common.xla_flags import request_small_loop_kernels
 from ppl.backends.tensorflow.autodiff import TensorflowAutodiff
 from ppl.backends.tensorflow.compile import TensorflowCompile

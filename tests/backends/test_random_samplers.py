@@ -237,6 +237,17 @@ def test_split_keys_are_the_split_as_a_tuple(backend, num):
     np.testing.assert_array_equal(ops.to_numpy(traced), rows)
 
 
+@pytest.mark.parametrize("num", [-1, 2.0, True, "3", None])
+@pytest.mark.parametrize("op", ["split", "split_keys"])
+def test_a_count_of_keys_that_is_not_a_non_negative_int_is_refused(backend, op, num):
+    """``num`` must be an int >= 0: a negative one was a backend's own error (JAX: "negative
+    dimensions are not allowed"), a float or bool silently truncated."""
+    with pytest.raises(ValueError, match=rf"ppl\.random\.{op}: num must be an int >= 0.*got"):
+        getattr(rnd, op)(rnd.key(0), num)
+    assert tuple(ops.shape(rnd.split(rnd.key(0), np.int64(0)))) == (0, 2)
+    assert len(rnd.split_keys(rnd.key(0), np.int32(3))) == 3
+
+
 @pytest.mark.backends("jax")
 def test_jax_split_keys_of_a_concrete_key_compile_nothing(backend):
     """Unpacking ``split_keys`` of a concrete key runs no JAX program (unpacking one array of
