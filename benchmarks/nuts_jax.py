@@ -3,17 +3,18 @@ process on the same data.
 
 Every runner (:mod:`benchmarks.runners`; more with ``--modules benchmarks.torch_numpy``) samples
 each problem (:mod:`benchmarks.problems`) once per seed, runners interleaved within a seed so the
-machine's load hits them alike. Per runner and problem it prints the medians over seeds of: wall
-time (setup, compilation, warmup and sampling, as a user sees it), compile time (JAX's trace +
-lowering + XLA compile events; first seed / later seeds), ESS/s (smallest bulk ESS over the
-unconstrained coordinates / wall), ESS per 1000 gradient evaluations, time per gradient (wall /
-gradients of all chains), and ESS/s relative to the best non-ppl runner, over all seeds and for the
-first (cold) run alone. A second table sets the time per leapfrog step of each runner that reuses
-its compiled programs (a later seed's wall over the gradients of one chain: a step of the whole
-batch of chains) beside the *floor* (:func:`floor_us`: one batched ``value_and_grad`` of ppl's log
-density, all chains, inside a compiled loop; issue 13's point 3). Runners reuse what a user would
-reuse between runs in one process (ppl and BlackJAX their compiled programs; NumPyro compiles every
-run). The load (``os.getloadavg``) is printed beside the figures.
+machine's load hits them alike (which runner goes first, paying JAX's one-off eager programs for the
+problem's shapes, rotates from problem to problem). Per runner and problem it prints the medians
+over seeds of: wall time (setup, compilation, warmup and sampling, as a user sees it), compile time
+(JAX's trace + lowering + XLA compile events; first seed / later seeds), ESS/s (smallest bulk ESS
+over the unconstrained coordinates / wall), ESS per 1000 gradient evaluations, time per gradient
+(wall / gradients of all chains), and ESS/s relative to the best non-ppl runner, over all seeds and
+for the first (cold) run alone. A second table sets the time per leapfrog step of each runner that
+reuses its compiled programs (a later seed's wall over the gradients of one chain: a step of the
+whole batch of chains) beside the *floor* (:func:`floor_us`: one batched ``value_and_grad`` of ppl's
+log density, all chains, inside a compiled loop; issue 13's point 3). Runners reuse what a user
+would reuse between runs in one process (ppl and BlackJAX their compiled programs; NumPyro compiles
+every run). The load (``os.getloadavg``) is printed beside the figures.
 
 JAX gets ``--devices`` host devices (default 4, for NumPyro's ``parallel``), set before JAX
 starts; ppl's default then spreads its chains over them. ppl's on-disk cache of compiled programs
@@ -149,14 +150,17 @@ def run(problems, runners, seeds, cfg_kw, out, floors=None):
     jax.jit(lambda v: v + 1)(1.0)          # XLA's one-off start-up, outside every runner
     clock = CompileClock()
     rows = []
-    for problem in problems:
+    for i, problem in enumerate(problems):
+        # the runner that goes first on a problem pays JAX's one-off eager programs for its
+        # shapes (the runners after it find them compiled): the first place rotates
+        order = list(runners[i % len(runners):]) + list(runners[:i % len(runners)])
         if floors is not None:
             floors[problem.name] = floor_us(problem, cfg_kw["chains"])
             print(f"  {problem.name:>22} floor: {floors[problem.name]:.2f} us per batched "
                   f"value_and_grad ({load()})", file=out, flush=True)
         cfgs = {r: Config(**cfg_kw, untimed=clock.paused) for r in runners}
         for seed in seeds:
-            for r in runners:
+            for r in order:
                 before = clock.total
                 try:
                     res = RUNNERS[r](problem, seed, cfgs[r])
@@ -180,11 +184,16 @@ def run(problems, runners, seeds, cfg_kw, out, floors=None):
 
 
 def _by_problem_and_runner(rows) -> dict:
-    """``{problem: {runner: [rows, seed order]}}``, both in the order they first appear."""
-    out: dict = {}
+    """``{problem: {runner: [rows, seed order]}}``, problems in the order they first appear,
+    runners in the order they first appear in all rows (the same for every problem, whichever
+    ran first on it)."""
+    rank: dict = {}
     for r in rows:
+        rank.setdefault(r["runner"], len(rank))
+    out: dict = {}
+    for r in sorted(rows, key=lambda r: rank[r["runner"]]):       # stable: seed order kept
         out.setdefault(r["problem"], {}).setdefault(r["runner"], []).append(r)
-    return out
+    return {p: out[p] for p in dict.fromkeys(r["problem"] for r in rows)}
 
 
 def table(rows) -> str:
