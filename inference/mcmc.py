@@ -20,7 +20,7 @@ from ppl.inference import hmc
 from ppl.inference.adaptation import AdaptState
 from ppl.inference.arviz import mcmc_groups, to_inference_data
 from ppl.inference.chains import CHAIN_METHODS, ChainRunner, RunResult
-from ppl.inference.program_data import data_nbytes
+from ppl.inference.program_data import as_backend_data, data_nbytes
 from ppl.inference.programs import get_program
 from ppl.inference.run_warnings import run_problems, warn_problems
 
@@ -211,6 +211,7 @@ class MCMC:
             if name not in _STATS:
                 raise ValueError(f"extra_fields: unknown field {name!r}; available: {_STATS}.")
         key = random.as_key(rng_key)
+        args, kwargs = as_backend_data(args, kwargs)       # NumPy data as the backend's arrays
         self._result, self._samples, self.interrupted = None, None, False
         try:
             result, next_key = self._sample(key, args, kwargs, init_params, num_samples)

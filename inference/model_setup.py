@@ -28,7 +28,7 @@ from ppl.enumeration import enum, first_enumerated_dim, is_enumerated
 from ppl.handlers import seed, substitute, trace
 from ppl.inference.chain_plate import ChainPlate, chain_plate
 from ppl.inference.initialization import init_to_uniform, site_shape
-from ppl.inference.program_data import data_key, per_chain, split_data
+from ppl.inference.program_data import as_backend_data, data_key, per_chain, split_data
 from ppl.inference.util import (
     ParamLayout,
     constrain_fn,
@@ -278,8 +278,7 @@ def initialize_model(rng_key, model, model_args=(), model_kwargs=None, *,
     >>> info.layout.size, ppl.ops.shape(info.potential_fn(info.init_position))
     (1, ())
     """
-    model_kwargs = dict(model_kwargs or {})
-    model_args = tuple(model_args)
+    model_args, model_kwargs = as_backend_data(tuple(model_args), dict(model_kwargs or {}))
     if not callable(model):
         raise TypeError(f"initialize_model: model must be callable, got {type(model).__name__}.")
     if num_chains is not None and (isinstance(num_chains, bool) or int(num_chains) < 1):

@@ -20,6 +20,7 @@ from ppl.backends import tree
 from ppl.distributions import Unit
 from ppl.handlers import seed, substitute, trace
 from ppl.inference.discrete import infer_discrete as _infer_discrete
+from ppl.inference.program_data import as_backend_data, split_data
 
 __all__ = ["Predictive"]
 
@@ -111,8 +112,9 @@ class Predictive:
         self.return_sites = None if return_sites is None else list(return_sites)
         self.infer_discrete = bool(infer_discrete)
 
-    def _one(self, args, kwargs, samples_keys):
-        def run(key, sample):
+    def _one(self, rebuild, samples_keys):
+        def run(key, sample, data):
+            args, kwargs = rebuild(data)
             if self.infer_discrete:  # its enumerated run is hidden: substitute inside it
                 model = seed(_infer_discrete(
                     substitute(self.model, data=sample) if sample else self.model), key)
@@ -151,9 +153,12 @@ class Predictive:
         samples = {k: v if ops.is_array(v) else ops.asarray(v)
                    for k, v in (self.posterior_samples or {}).items()}
         keys = _random.split(rng_key, self.num_samples)
-        run = self._one(args, kwargs, set(samples))
+        # NumPy data as the backend's arrays, given to the compiled draws as inputs (captured,
+        # TensorFlow's vectorized_map cannot read an eager tensor)
+        data, rebuild, _ = split_data(*as_backend_data(args, kwargs))
+        run = self._one(rebuild, set(samples))
         if ops.backend().vmap_random_draws:
-            return ops.jit(ops.vmap(run))(keys, samples)
-        outs = [run(keys[i], tree.map(lambda v, i=i: v[i], samples))
+            return ops.jit(ops.vmap(run, in_axes=(0, 0, None)))(keys, samples, data)
+        outs = [run(keys[i], tree.map(lambda v, i=i: v[i], samples), data)
                 for i in range(self.num_samples)]
         return {name: ops.stack([o[name] for o in outs], axis=0) for name in outs[0]}

@@ -10,7 +10,29 @@ import numpy as np
 from ppl import ops
 from ppl.backends import tree
 
-__all__ = ["static_key", "split_data", "data_nbytes", "data_key", "per_chain"]
+__all__ = ["as_backend_data", "static_key", "split_data", "data_nbytes", "data_key", "per_chain"]
+
+
+def _numpy_data(v) -> bool:
+    """Whether ``v`` is a NumPy array of numbers or bools that the backend does not hold."""
+    return (isinstance(v, np.ndarray) and v.dtype.kind in "biuf"
+            and not ops.is_array(v))
+
+
+def as_backend_data(args, kwargs):
+    """``(args, kwargs)`` of a model with each NumPy array of numbers or bools made a backend
+    array (``ops.asarray``: floats in the backend's float dtype, on its device), as NumPyro's
+    compiled programs take NumPy data. Kept as NumPy arrays, on torch a latent times one fails
+    (``Tensor * ndarray`` is NumPy's, which cannot read a tensor that requires grad), and on
+    JAX each would be a constant of the compiled programs, so a new array compiled them again.
+    The backend's own arrays, NumPy scalars (often sizes: ``np.int64(8)``) and everything else
+    are kept; numpy's backend keeps NumPy arrays as they are."""
+    leaves, treedef = tree.flatten((tuple(args), dict(kwargs)))
+    if not any(_numpy_data(v) for v in leaves):
+        return args, kwargs
+    args, kwargs = tree.unflatten(treedef, [ops.asarray(v) if _numpy_data(v) else v
+                                            for v in leaves])
+    return tuple(args), dict(kwargs)
 
 
 def static_key(v):

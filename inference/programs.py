@@ -6,10 +6,11 @@ A :class:`Program` holds what the driver calls: ``init(position, data) -> carry`
 runs, and its :class:`~ppl.inference.kernels.WarmupFlags`). Where the backend compiles control flow
 (JAX) the model's data are *arguments* of these programs, not constants captured in them: the array
 leaves of the model's ``(args, kwargs)`` are passed in, everything else (Python numbers, strings,
-the tree structure) is part of the cache key. Programs are cached per kernel object, keyed by the
-backend, the kernel's settings, the parameter layout and the static part of the data, so a second
-``run`` with a new seed or new data of the same shapes compiles nothing (JAX's own cache then
-matches the shapes and dtypes of the arguments).
+the tree structure) is part of the cache key. Programs are cached per model (or potential
+function), keyed by the kernel's type and settings, the backend, the parameter layout and the
+static part of the data, so a second ``run`` with a new seed or new data of the same shapes, from
+the same ``MCMC`` or a new ``MCMC(NUTS(model))`` of the same settings, compiles nothing (JAX's own
+cache then matches the shapes and dtypes of the arguments).
 
 On backends whose loops run in Python (numpy, torch) a program is built per run around the
 data, as the potential's own compiled graph is what pays off there.
@@ -42,7 +43,12 @@ from ppl.inference.program_data import (
 
 __all__ = ["Program", "split_data", "get_program"]
 
+#: the model (or potential function) -> {(kernel type and settings, backend, data, shards):
+#: Program}: a new kernel of the same settings on the same model finds what an earlier one built
 _CACHE: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+#: what the programs do not hold: the model (the cache's key) and the starting points' strategy
+#: (starting points are an input of the programs)
+_NOT_SETTINGS = ("model", "potential_fn", "init_strategy")
 
 
 class Program(NamedTuple):
@@ -62,8 +68,17 @@ def _init_from(kernel):
 
 
 def _settings(kernel) -> tuple:
-    return tuple((k, static_key(v))
-                 for k, v in sorted(vars(kernel).items()) if not k.startswith("_"))
+    return (type(kernel),) + tuple((k, static_key(v)) for k, v in sorted(vars(kernel).items())
+                                   if not k.startswith("_") and k not in _NOT_SETTINGS)
+
+
+def _programs_of(kernel) -> dict:
+    """The cached programs of ``kernel``'s model (or potential function), by key."""
+    owner = kernel.potential_fn if kernel.model is None else kernel.model
+    try:
+        return _CACHE.setdefault(owner, {})
+    except TypeError:                     # a model that cannot be weakly referenced
+        return _CACHE.setdefault(kernel, {})
 
 
 def _build_chunk(iteration_of: Callable, empty_draw: Callable, num_shards: int):
@@ -112,7 +127,7 @@ def get_program(kernel, setup, args, kwargs, *, num_chains: int, parallel: bool)
                        _init_from(kernel)), ()
     data, rebuild, static = split_data(args, kwargs)
     key = (data_key(static, setup.layout), shards, _settings(kernel))
-    programs = _CACHE.setdefault(kernel, {})
+    programs = _programs_of(kernel)
     if key not in programs:
         # one compiled gradient, shared by every place the sampler calls it (traced once)
         vg_data = per_chain(setup.potential_of_args, rebuild, ops.value_and_grad)

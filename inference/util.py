@@ -32,6 +32,7 @@ from ppl.enumeration import (
     placeholder_enumerated,
 )
 from ppl.handlers import Messenger, seed, trace
+from ppl.inference.program_data import as_backend_data
 from ppl.sum_product import contract, has_enumeration, site_log_factor, trace_factors
 
 __all__ = ["log_density", "ParamLayout", "potential_energy", "constrain_fn", "site_log_prob",
@@ -119,7 +120,7 @@ def log_density(model: Callable, model_args=(), model_kwargs=None, params=None):
     params = {} if params is None else params
     if not isinstance(params, Mapping):
         raise TypeError(f"log_density: params must be a dict, got {type(params).__name__}.")
-    model_kwargs = model_kwargs or {}
+    model_args, model_kwargs = as_backend_data(model_args, model_kwargs or {})
     probe = placeholder_enumerated(model)
     model_trace = trace(_require_params(probe, params)).get_trace(*model_args, **model_kwargs)
     if probe.found:

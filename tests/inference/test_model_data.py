@@ -1,0 +1,92 @@
+"""A model's data given as NumPy arrays, as NumPyro users pass them: the same draws as the
+backend's own arrays on every backend (on torch a latent times a NumPy array used to fail),
+and programs reused by a new ``MCMC(NUTS(model))`` of the same settings (on JAX a NumPy array
+was a constant of the compiled programs: each new array compiled them again)."""
+
+import numpy as np
+import pytest
+
+import ppl
+import ppl.distributions as dist
+from ppl import ops
+from ppl.inference import MCMC, NUTS, Predictive, log_density
+from ppl.inference import programs as programs_module
+
+
+def new_regression():
+    """A new model function (programs are cached per model)."""
+    def regression(x, group, y=None):
+        a = ppl.sample("a", dist.Normal(0.0, 1.0).expand([2]).to_event(1))
+        b = ppl.sample("b", dist.Normal(0.0, 1.0))
+        with ppl.plate("N", x.shape[0]):
+            return ppl.sample("y", dist.Normal(a[group] + b * x, 1.0), obs=y)
+    return regression
+
+
+regression = new_regression()
+
+
+def _data(seed, n=12):
+    rng = np.random.default_rng(seed)
+    x = rng.normal(size=n)                              # float64, whatever the backend's dtype
+    group = rng.integers(0, 2, size=n)                  # int64 indices
+    return x, group, 1.0 + 2.0 * x + rng.normal(size=n)
+
+
+def _run(x, group, y, model=regression, **kernel_kw):
+    mcmc = MCMC(NUTS(model, **kernel_kw), num_warmup=40, num_samples=30, num_chains=2,
+                progress_bar=False)
+    mcmc.run(5, x, group, y=y)
+    return mcmc
+
+
+def _draws(mcmc):
+    return {k: ops.to_numpy(v) for k, v in mcmc.get_samples(group_by_chain=True).items()}
+
+
+@pytest.mark.filterwarnings("ignore::UserWarning")
+def test_numpy_data_samples_as_the_backends_arrays(backend):
+    """MCMC, prior and posterior ``Predictive`` and ``log_density`` of a model whose latent
+    values meet NumPy data in arithmetic (``b * x``) and indexing (``a[group]``) give what
+    they give on the same data as ``ops.asarray`` arrays, bit for bit. (numpy's backend
+    takes NumPy arrays as they are.)"""
+    x, group, y = _data(0)
+    as_ops = tuple(v if isinstance(v, np.ndarray) and ops.is_array(v) else ops.asarray(v)
+                   for v in (x, group, y))
+    from_numpy, from_ops = _run(x, group, y), _run(*as_ops)
+    for name, value in _draws(from_ops).items():
+        np.testing.assert_array_equal(_draws(from_numpy)[name], value, err_msg=name)
+    assert _draws(from_numpy)["a"].shape == (2, 30, 2)
+
+    prior = Predictive(regression, num_samples=5)
+    posterior = Predictive(regression, from_ops.get_samples())
+    for predictive in (prior, posterior):
+        got, want = predictive(1, x, group), predictive(1, *as_ops[:2])
+        assert set(got) == set(want)
+        for name in want:
+            np.testing.assert_array_equal(ops.to_numpy(got[name]), ops.to_numpy(want[name]))
+
+    params = {"a": ops.asarray([0.5, -0.5]), "b": ops.asarray(1.5)}
+    lp_numpy, _ = log_density(regression, (x, group), {"y": y}, params)
+    lp_ops, _ = log_density(regression, as_ops[:2], {"y": as_ops[2]}, params)
+    np.testing.assert_array_equal(ops.to_numpy(lp_numpy), ops.to_numpy(lp_ops))
+
+
+@pytest.mark.filterwarnings("ignore::UserWarning")
+@pytest.mark.dtypes("float32")
+def test_a_new_kernel_of_the_same_settings_builds_no_new_programs(backend, monkeypatch):
+    """Where runs compile (JAX, TensorFlow, torch's compiled loops), a new ``MCMC(NUTS(model))``
+    with the settings of an earlier one, on new NumPy data of the same shapes, builds no new
+    program; other settings build one."""
+    if not backend.compiles_control_flow:
+        pytest.skip("programs are built per run where loops run in Python")
+    built = []
+    build = programs_module._build_chunk
+    monkeypatch.setattr(programs_module, "_build_chunk",
+                        lambda *a, **k: built.append(1) or build(*a, **k))
+    model = new_regression()
+    _run(*_data(1), model=model)
+    _run(*_data(2), model=model)
+    assert len(built) == 1, built
+    _run(*_data(3), model=model, target_accept_prob=0.9)
+    assert len(built) == 2, built
