@@ -1,9 +1,12 @@
 """A model's data as arguments of compiled programs: the array leaves of its ``(args, kwargs)``
-are passed in, everything else (Python numbers, strings, the tree structure) is part of the
-cache key, so a second run with new data of the same shapes reuses what was compiled
-(:mod:`ppl.inference.programs`, the start check of :mod:`ppl.inference.model_setup`)."""
+are passed in, everything else (Python numbers, strings, NumPy arrays by their contents, the tree
+structure) is part of the cache key, so a second run with new data of the same shapes reuses
+what was compiled (:mod:`ppl.inference.programs`, the start check of
+:mod:`ppl.inference.model_setup`)."""
 
 from __future__ import annotations
+
+import hashlib
 
 import numpy as np
 
@@ -20,23 +23,36 @@ def _numpy_data(v) -> bool:
 
 
 def as_backend_data(args, kwargs):
-    """``(args, kwargs)`` of a model with each NumPy array of numbers or bools made a backend
-    array (``ops.asarray``: floats in the backend's float dtype, on its device), as NumPyro's
-    compiled programs take NumPy data. Kept as NumPy arrays, on torch a latent times one fails
-    (``Tensor * ndarray`` is NumPy's, which cannot read a tensor that requires grad), and on
-    JAX each would be a constant of the compiled programs, so a new array compiled them again.
-    The backend's own arrays, NumPy scalars (often sizes: ``np.int64(8)``) and everything else
-    are kept; numpy's backend keeps NumPy arrays as they are."""
+    """``(args, kwargs)`` of a model, with each NumPy array of numbers or bools made a backend
+    array (``ops.asarray``: floats in the backend's float dtype, on its device) where the
+    backend's arrays do not take NumPy operands (``numpy_operands``, torch: a latent times a
+    NumPy array fails). Elsewhere NumPy data stay NumPy arrays, constants of the compiled
+    programs that a model may read in Python, as in NumPyro (a new array compiles again; the
+    backend's arrays, ``ops.asarray(x)``, are inputs instead: new data of the same shapes
+    compile nothing); their floats are cast to the backend's float dtype, as ``ops.asarray``
+    casts them (float64 data would otherwise make a float32 run's arithmetic float64 where
+    JAX's 64-bit mode is on). NumPy scalars (often sizes: ``np.int64(8)``) and everything else
+    are kept."""
     leaves, treedef = tree.flatten((tuple(args), dict(kwargs)))
     if not any(_numpy_data(v) for v in leaves):
         return args, kwargs
-    args, kwargs = tree.unflatten(treedef, [ops.asarray(v) if _numpy_data(v) else v
-                                            for v in leaves])
+    backend = ops.backend()
+    if backend.numpy_operands:
+        float_dtype = np.dtype(backend.dtype)
+        made = [v.astype(float_dtype) if _numpy_data(v) and v.dtype.kind == "f"
+                and v.dtype != float_dtype else v for v in leaves]
+    else:
+        made = [ops.asarray(v) if _numpy_data(v) else v for v in leaves]
+    args, kwargs = tree.unflatten(treedef, made)
     return tuple(args), dict(kwargs)
 
 
 def static_key(v):
-    """``v`` itself when it is hashable, else ``("id", id(v))``: a part of a cache key."""
+    """``v`` itself when it is hashable, a NumPy array by its contents (the same data, loaded
+    again, finds what was compiled for it), else ``("id", id(v))``: a part of a cache key."""
+    if isinstance(v, np.ndarray) and v.dtype.kind in "biufc":
+        digest = hashlib.blake2b(np.ascontiguousarray(v).data, digest_size=16).digest()
+        return ("ndarray", v.dtype.str, v.shape, digest)
     try:
         hash(v)
     except TypeError:

@@ -30,6 +30,15 @@ backend's declared values hold.
     (``tf.vectorized_map``): no. Read by ``inference/chain_plate.py``, which then runs a model
     once for all chains (a chain plate) where that gives what the loop gives. The default is
     ``False``: a new backend whose ``vmap`` is a loop opts in to the batching.
+``numpy_operands``
+    Whether a NumPy array works as an operand of this backend's arrays everywhere a model runs:
+    in Python operators next to a traced or differentiated array (``b * x`` with ``b`` a latent
+    and ``x`` NumPy data) and as a constant of a compiled program. JAX, TensorFlow, numpy: yes;
+    torch: no (``Tensor * ndarray`` is NumPy's operator, which cannot read a tensor that requires
+    grad). Where it is ``False``, ``MCMC``, ``Predictive`` and ``log_density`` make a model's
+    NumPy data backend arrays first (``inference/program_data.py``); where it is ``True`` they
+    stay NumPy arrays, so a model may read their values in Python (``int(group.max())``), as
+    NumPyro's models do.
 
 ``device_count()`` is the number of devices ``pmap`` spreads a leading axis over (1 where it
 cannot); the MCMC driver runs ``"parallel"`` chains with ``pmap`` when it is at least the
@@ -64,6 +73,8 @@ class Compile:
     vmap_random_draws: bool = False
     #: ``vmap`` calls the function once per batch member
     vmap_is_loop: bool = False
+    #: NumPy arrays are operands of the backend's arrays, traced and differentiated included
+    numpy_operands: bool = True
 
     def jit(self, fun, static_argnums=(), *, once=False):
         """Compile ``fun`` where the backend can (``jit_compiles``); the identity elsewhere.

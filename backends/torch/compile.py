@@ -83,6 +83,8 @@ class TorchCompile:
     compiles_control_flow = False
     #: samplers draw through a custom op with a batching rule (ppl.backends.torch.keys)
     vmap_random_draws = True
+    #: ``Tensor * ndarray`` is NumPy's operator: a model's NumPy data become tensors first
+    numpy_operands = False
 
     @property
     def jit_compiles(self) -> bool:

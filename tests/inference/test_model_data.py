@@ -1,7 +1,8 @@
-"""A model's data given as NumPy arrays, as NumPyro users pass them: the same draws as the
-backend's own arrays on every backend (on torch a latent times a NumPy array used to fail),
-and programs reused by a new ``MCMC(NUTS(model))`` of the same settings (on JAX a NumPy array
-was a constant of the compiled programs: each new array compiled them again)."""
+"""A model's data given as NumPy arrays, as NumPyro users pass them. Where the backend's arrays
+take NumPy operands (JAX, TensorFlow, numpy) the data stay NumPy arrays, which a model may read
+in Python, as in NumPyro; on torch they become tensors (a latent times a NumPy array used to
+fail), giving the draws of tensor data. Programs are reused by a new ``MCMC(NUTS(model))`` of the
+same settings, on the backend's arrays of the same shapes or NumPy data of the same contents."""
 
 import numpy as np
 import pytest
@@ -45,14 +46,15 @@ def _draws(mcmc):
 
 
 @pytest.mark.filterwarnings("ignore::UserWarning")
-def test_numpy_data_samples_as_the_backends_arrays(backend):
-    """MCMC, prior and posterior ``Predictive`` and ``log_density`` of a model whose latent
-    values meet NumPy data in arithmetic (``b * x``) and indexing (``a[group]``) give what
-    they give on the same data as ``ops.asarray`` arrays, bit for bit. (numpy's backend
-    takes NumPy arrays as they are.)"""
+def test_numpy_data_on_torch_samples_as_tensors(backend):
+    """Where the backend's arrays take no NumPy operands (torch), MCMC, prior and posterior
+    ``Predictive`` and ``log_density`` of a model whose latent values meet NumPy data in
+    arithmetic (``b * x``) and indexing (``a[group]``) give what they give on the same data
+    as ``ops.asarray`` arrays, bit for bit."""
+    if backend.numpy_operands:
+        pytest.skip("NumPy data stay NumPy arrays (test_a_model_may_read_its_numpy_data)")
     x, group, y = _data(0)
-    as_ops = tuple(v if isinstance(v, np.ndarray) and ops.is_array(v) else ops.asarray(v)
-                   for v in (x, group, y))
+    as_ops = tuple(ops.asarray(v) for v in (x, group, y))
     from_numpy, from_ops = _run(x, group, y), _run(*as_ops)
     for name, value in _draws(from_ops).items():
         np.testing.assert_array_equal(_draws(from_numpy)[name], value, err_msg=name)
@@ -72,12 +74,41 @@ def test_numpy_data_samples_as_the_backends_arrays(backend):
     np.testing.assert_array_equal(ops.to_numpy(lp_numpy), ops.to_numpy(lp_ops))
 
 
+def groups(group, y=None):
+    """Group means with a N(0, 1) prior and unit noise; the number of groups read from the
+    data in Python, as NumPyro models may."""
+    num_groups = int(group.max()) + 1
+    with ppl.plate("G", num_groups):
+        a = ppl.sample("a", dist.Normal(0.0, 1.0))
+    with ppl.plate("N", group.shape[0]):
+        ppl.sample("y", dist.Normal(a[group], 1.0), obs=y)
+
+
+@pytest.mark.filterwarnings("ignore::UserWarning")
+@pytest.mark.dtypes("float32")
+def test_a_model_may_read_its_numpy_data(backend):
+    """A model reading its NumPy data in Python samples on every backend, and its posterior
+    is the conjugate one: a_g ~ N(sum of group g's y / (n_g + 1), 1 / (n_g + 1))."""
+    group = np.array([0, 0, 0, 1, 1, 2, 2, 2, 2, 2])
+    y = np.array([0.3, 1.1, 0.7, -1.2, -0.4, 2.0, 1.5, 2.4, 1.9, 2.2])
+    mcmc = MCMC(NUTS(groups), num_warmup=300, num_samples=500, num_chains=2, progress_bar=False)
+    mcmc.run(0, group, y=y)
+    draws = ops.to_numpy(mcmc.get_samples()["a"])
+    n = np.bincount(group)
+    mean, sd = np.bincount(group, weights=y) / (n + 1), 1 / np.sqrt(n + 1)
+    assert draws.shape == (1000, 3)
+    # ~4 Monte Carlo standard errors at ESS >= 250 of the 1000 draws
+    np.testing.assert_array_less(np.abs(draws.mean(0) - mean), 4 * sd / np.sqrt(250))
+    np.testing.assert_allclose(draws.std(0), sd, rtol=0.2)
+
+
 @pytest.mark.filterwarnings("ignore::UserWarning")
 @pytest.mark.dtypes("float32")
 def test_a_new_kernel_of_the_same_settings_builds_no_new_programs(backend, monkeypatch):
-    """Where runs compile (JAX, TensorFlow, torch's compiled loops), a new ``MCMC(NUTS(model))``
-    with the settings of an earlier one, on new NumPy data of the same shapes, builds no new
-    program; other settings build one."""
+    """Where runs compile (JAX, TensorFlow), a new ``MCMC(NUTS(model))`` with the settings of
+    an earlier one builds no new program for new data of the same shapes as the backend's
+    arrays, nor for NumPy data of the same contents; other settings, or other NumPy data where
+    they are constants of the programs, build one."""
     if not backend.compiles_control_flow:
         pytest.skip("programs are built per run where loops run in Python")
     built = []
@@ -85,8 +116,13 @@ def test_a_new_kernel_of_the_same_settings_builds_no_new_programs(backend, monke
     monkeypatch.setattr(programs_module, "_build_chunk",
                         lambda *a, **k: built.append(1) or build(*a, **k))
     model = new_regression()
-    _run(*_data(1), model=model)
-    _run(*_data(2), model=model)
+    _run(*map(ops.asarray, _data(1)), model=model)
+    _run(*map(ops.asarray, _data(2)), model=model)
     assert len(built) == 1, built
-    _run(*_data(3), model=model, target_accept_prob=0.9)
+    _run(*map(ops.asarray, _data(3)), model=model, target_accept_prob=0.9)
     assert len(built) == 2, built
+    _run(*_data(1), model=model)
+    _run(*(v.copy() for v in _data(1)), model=model)
+    assert len(built) == 3, built
+    _run(*_data(2), model=model)
+    assert len(built) == 3 + backend.numpy_operands, built
