@@ -16,7 +16,8 @@ from ppl import random as rnd
 
 
 def test_declared_as_booleans(backend):
-    for name in ("jit_compiles", "compiles_control_flow", "vmap_random_draws"):
+    for name in ("jit_compiles", "compiles_control_flow", "vmap_random_draws",
+                 "numpy_operands"):
         assert isinstance(getattr(backend, name), bool), name
 
 
@@ -105,3 +106,23 @@ def test_vmap_random_draws(backend):
         assert ops.shape(value)[0] == 6
         np.testing.assert_allclose(to_numpy(value), looped, rtol=1e-6, err_msg=name)
     assert len({tuple(r) for r in to_numpy(batched["normal"])}) == 6, "draws must differ"
+
+
+def test_numpy_operands(backend):
+    """``numpy_operands``: a NumPy array times a latent value works in Python operators under
+    ``grad`` and inside ``jit`` (the gradient of sum(b * x) is sum(x)) exactly where declared."""
+    x = np.array([0.5, 1.5, 2.0])
+
+    def f(b):
+        return ops.sum(b * x)
+
+    try:
+        g = to_numpy(ops.grad(f)(ops.asarray(2.0)))
+        jitted = to_numpy(ops.jit(f)(ops.asarray(2.0)))
+    except Exception:                     # noqa: BLE001 - what the declaration promises
+        works = False
+    else:
+        np.testing.assert_allclose(g, x.sum(), rtol=1e-6)
+        np.testing.assert_allclose(jitted, 2.0 * x.sum(), rtol=1e-6)
+        works = True
+    assert works == backend.numpy_operands
