@@ -234,11 +234,41 @@ class _HMCFamily:
         return f"{target}, step_size={self.step_size}, dense_mass={self.dense_mass}"
 
 
+def _checked_init_values(init_params, num_chains, layout) -> dict:
+    """``init_params`` as a dict of backend arrays, or a ValueError naming the sites that are
+    missing, unknown or of the wrong shape (unconstrained: a site's shape, or ``num_chains``
+    and then its shape)."""
+    expected = dict(zip(layout.names, layout.shapes))
+    missing = [n for n in expected if n not in init_params]
+    unknown = [n for n in init_params if n not in expected]
+    if missing or unknown:
+        raise ValueError(
+            f"init_params: {'missing ' + str(missing) if missing else ''}"
+            f"{'; ' if missing and unknown else ''}"
+            f"{'not latent sites of the model: ' + str(unknown) if unknown else ''}. Give "
+            f"every latent site, unconstrained: "
+            f"{ {n: tuple(s) for n, s in expected.items()} } (each optionally with a leading "
+            f"num_chains = {num_chains} axis).")
+    values = {n: ops.asarray(init_params[n]) for n in expected}
+    for n, v in values.items():
+        shape, site = tuple(ops.shape(v)), tuple(expected[n])
+        if shape not in (site, (num_chains,) + site):
+            raise ValueError(
+                f"init_params[{n!r}] has shape {shape}; the site's unconstrained shape is "
+                f"{site} (or {(num_chains,) + site} with one value per chain).")
+    batched = {len(ops.shape(v)) > len(expected[n]) for n, v in values.items()}
+    if len(batched) > 1:
+        values = {n: v if len(ops.shape(v)) > len(expected[n]) else
+                  ops.broadcast_to(v, (num_chains,) + tuple(expected[n]))
+                  for n, v in values.items()}
+    return values
+
+
 def _flat_init(init_params, num_chains, layout):
     if isinstance(init_params, Mapping):
         if layout is None:
             raise TypeError("init_params must be an array when the kernel has a potential_fn.")
-        z = layout.ravel({k: ops.asarray(v) for k, v in init_params.items()})
+        z = layout.ravel(_checked_init_values(init_params, num_chains, layout))
     else:
         z = ops.asarray(init_params)
     if ops.ndim(z) == 1:

@@ -476,6 +476,23 @@ def test_bad_run_arguments(backend):
         mcmc.run(1.5, init_params=ops.zeros(2))
 
 
+def test_init_params_of_a_model_name_the_sites(backend):
+    """A dict of init_params that misses a site, names one the model lacks, or gives a site
+    the wrong shape is a ValueError naming init_params, the site and the expected shape;
+    per-chain values next to shared ones start each chain from its own."""
+    mcmc = _small(NUTS(model), num_warmup=5, num_samples=5)
+    start = {"mu": 0.0, "sigma": 0.0, "z": np.zeros(3)}
+    for bad, match in (({"mu": 0.0, "z": np.zeros(3)}, r"init_params: missing \['sigma'\]"),
+                       (dict(start, tau=1.0), r"not latent sites of the model: \['tau'\]"),
+                       (dict(start, z=np.zeros(4)),
+                        r"init_params\['z'\] has shape \(4,\).*\(3,\).*\(2, 3\)")):
+        with pytest.raises(ValueError, match=match):
+            mcmc.run(0, y=Y, init_params=bad)
+    mcmc = _small(NUTS(model), num_warmup=0, num_samples=1)
+    mcmc.run(0, y=Y, init_params=dict(start, mu=np.array([-1.0, 1.0])))
+    assert mcmc.get_samples(group_by_chain=True)["z"].shape == (2, 1, 3)
+
+
 @pytest.mark.backends("numpy")
 @pytest.mark.dtypes("float64")
 def test_non_finite_start_is_reported(backend):
