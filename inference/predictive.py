@@ -14,6 +14,8 @@ from __future__ import annotations
 import warnings
 from collections.abc import Callable, Mapping, Sequence
 
+import numpy as np
+
 from ppl import ops
 from ppl import random as _random
 from ppl.backends import tree
@@ -76,6 +78,11 @@ class Predictive:
                  infer_discrete: bool = False):
         if not callable(model):
             raise TypeError(f"Predictive: model must be callable, got {type(model).__name__}.")
+        if num_samples is not None and (isinstance(num_samples, (bool, np.bool_)) or not
+                                        isinstance(num_samples, (int, np.integer))
+                                        or num_samples < 1):
+            raise ValueError(f"Predictive: num_samples must be a positive int, got "
+                             f"{num_samples!r}.")
         if posterior_samples is not None:
             if not isinstance(posterior_samples, Mapping):
                 raise TypeError(

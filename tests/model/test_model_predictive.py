@@ -82,6 +82,9 @@ def test_predictive_return_sites_and_observed_data(backend):
 def test_predictive_argument_errors(backend):
     with pytest.raises(ValueError, match="num_samples"):
         Predictive(model)
+    for bad in (2.5, "3", 0, True):          # were truncated, parsed, or (0) refused late
+        with pytest.raises(ValueError, match="num_samples must be a positive int"):
+            Predictive(model, num_samples=bad)
     with pytest.raises(ValueError, match="different numbers of draws"):
         Predictive(model, {"mu": np.zeros(3), "y": np.zeros((4, 4))})
     with pytest.raises(ValueError, match="leading sample dimension"):
