@@ -50,7 +50,8 @@ def to_device(device):
     i = index or 0
     if i >= len(devices):
         raise ValueError(f"device {device!r}: index {i} is out of range; platform "
-                         f"{platform!r} has {len(devices)} device(s) here.")
+                         f"{platform!r} has {len(devices)} device(s) here. Pass device=None "
+                         f"or 'cpu'.")
     return devices[i]
 
 

@@ -67,8 +67,27 @@ class TorchBackend(TorchCore, TorchSpecial, TorchLinalg, TorchNN, TorchRandom, T
         self._gen_device = self._device or torch.device("cpu")
 
 
+def _device_counts() -> dict:
+    """Devices torch can use here, per platform (``cuda`` also names ROCm builds' GPUs)."""
+    mps = getattr(torch.backends, "mps", None)
+    return {"cpu": 1,
+            "cuda": torch.cuda.device_count() if torch.cuda.is_available() else 0,
+            "mps": int(bool(mps is not None and mps.is_available()))}
+
+
 def _to_device(device) -> torch.device:
+    """A ``torch.device`` for ``device``, checked against what this machine has (torch
+    itself accepts ``"cuda"`` without a GPU and fails at the first op)."""
     if isinstance(device, torch.device):
         return device
     platform, index = parse_device(device)
+    platform = {"gpu": "cuda", "rocm": "cuda"}.get(platform, platform)  # torch's GPU platform
+    counts = _device_counts()
+    if counts.get(platform, 0) <= (index or 0):
+        have = [p if n == 1 and p != "cuda" else f"{p}:0..{n - 1}"
+                for p, n in counts.items() if n]
+        found = (f"{counts[platform]} {platform} device(s)" if platform in counts
+                 else "unknown platform")
+        raise ValueError(f"device {device!r} is not available to torch here ({found}); "
+                         f"available: {have}. Pass device=None or 'cpu'.")
     return torch.device(platform if index is None else f"{platform}:{index}")

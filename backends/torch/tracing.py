@@ -79,7 +79,8 @@ class TracedFunction:
 
     def __init__(self, fun, static_argnums=(), compiler="script"):
         self.fun = fun
-        self.static_argnums = tuple(static_argnums)
+        self.static_argnums = ((static_argnums,) if isinstance(static_argnums, int)
+                               else tuple(static_argnums))
         self.compiler = compiler
         self._cache = OrderedDict()   # signature -> (graph, out treedef), or None: stay eager
         self._lock = threading.Lock()

@@ -126,3 +126,11 @@ def test_numpy_operands(backend):
         np.testing.assert_allclose(jitted, 2.0 * x.sum(), rtol=1e-6)
         works = True
     assert works == backend.numpy_operands
+
+
+def test_jit_takes_static_argnums_as_an_int(backend):
+    """``static_argnums=1`` means ``(1,)``, as in ``jax.jit`` (torch raised "'int' object is
+    not iterable")."""
+    f = ops.jit(lambda x, n: x * n, static_argnums=1)
+    np.testing.assert_allclose(to_numpy(f(ops.asarray(2.0), 3)), 6.0)
+    np.testing.assert_allclose(to_numpy(f(ops.asarray(2.0), 4)), 8.0)

@@ -183,3 +183,13 @@ def test_cpu_device(name):
     b = registry.load(name, dtype="float64", device="cpu")
     assert b.device == "cpu"
     assert b.dtype_of(b.zeros((2,))) == "float64"
+
+
+@pytest.mark.parametrize("name", TEST_BACKENDS)
+@pytest.mark.parametrize("text", ["cuda:7", "cpu:5", "banana"])
+def test_a_device_this_machine_lacks_is_refused_when_the_backend_is_made(name, text):
+    """Every backend checks the device when it is made, naming it and how to fix it (torch
+    accepted ``"cuda"`` without a GPU and failed at the first op; ``"banana"`` gave torch's own
+    list of device types)."""
+    with pytest.raises(ValueError, match=rf"{text!r}.*(device=None or 'cpu')"):
+        registry.load(name, device=text)
