@@ -20,6 +20,28 @@ __all__ = ["ControlFlow"]
 class ControlFlow:
     """Eager ``while_loop``, ``fori_loop``, ``scan``, ``cond``, ``switch``."""
 
+    def _scan_length(self, xs, length) -> int:
+        """The iterations of ``scan(f, init, xs, length)``: the leading size every leaf of
+        ``xs`` shares, which ``length`` (if given) must equal, as ``jax.lax.scan`` requires;
+        a ValueError otherwise (a Python loop would run the shortest, or ``xs``' size)."""
+        leaves = [] if xs is None else tree.leaves(xs)
+        if not leaves:
+            if length is None:
+                raise ValueError("ops.scan: pass xs or length.")
+            return int(length)
+        shapes = [tuple(self.shape(a)) for a in leaves]
+        if any(not s for s in shapes):
+            raise ValueError(f"ops.scan: every leaf of xs needs a leading axis to scan over; "
+                             f"got shapes {shapes}.")
+        sizes = sorted({s[0] for s in shapes})
+        if len(sizes) > 1:
+            raise ValueError(f"ops.scan: the leaves of xs must share their leading size; got "
+                             f"{sizes} (shapes {shapes}).")
+        if length is not None and int(length) != sizes[0]:
+            raise ValueError(f"ops.scan: length={length} differs from the leading size "
+                             f"{sizes[0]} of xs.")
+        return int(sizes[0])
+
     def while_loop(self, cond_fun, body_fun, init_val):
         val = init_val
         while bool(cond_fun(val)):
@@ -33,13 +55,7 @@ class ControlFlow:
         return val
 
     def scan(self, f, init, xs=None, length=None, reverse=False):
-        if xs is None:
-            if length is None:
-                raise ValueError("ops.scan: pass xs or length.")
-            n = int(length)
-        else:
-            leaves = tree.leaves(xs)
-            n = int(self.shape(leaves[0])[0]) if leaves else int(length)
+        n = self._scan_length(xs, length)
         carry = init
         ys = []
         order = range(n - 1, -1, -1) if reverse else range(n)
@@ -57,4 +73,5 @@ class ControlFlow:
         return true_fun(*operands) if bool(pred) else false_fun(*operands)
 
     def switch(self, index, branches, *operands):
-        return branches[int(index)](*operands)
+        """``branches[index]``, the index clamped to the branches, as ``jax.lax.switch``."""
+        return branches[min(max(int(index), 0), len(branches) - 1)](*operands)

@@ -56,8 +56,7 @@ class TensorflowControlFlow:
         return val
 
     def scan(self, f, init, xs=None, length=None, reverse=False):
-        if xs is None and length is None:
-            raise ValueError("ops.scan: pass xs or length.")
+        self._scan_length(xs, length)
         if tf.executing_eagerly():
             return super().scan(f, init, xs, length=length, reverse=reverse)
         init = self._tensors(init)

@@ -40,8 +40,7 @@ class TorchControlFlow:
         return super().cond(pred, true_fun, false_fun, *operands)
 
     def scan(self, f, init, xs=None, length=None, reverse=False):
-        if xs is None and length is None:
-            raise ValueError("ops.scan: pass xs or length.")
+        self._scan_length(xs, length)
         if loops.loop_tracing():
             if scans.scan_op_enabled():
                 try:

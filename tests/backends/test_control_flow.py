@@ -8,7 +8,7 @@ from typing import NamedTuple
 
 import numpy as np
 import pytest
-from conftest import assert_close, fd_grad
+from conftest import assert_close, fd_grad, to_numpy
 
 from ppl import ops
 
@@ -235,3 +235,20 @@ def test_batched_grad_through_scan_inside_compiled_loop(backend, dtype):
         p = p + 0.01 * np.stack([fd_grad(lambda q: _ar_loglik_np(q, ry), row) for row in p])
     assert_close(got, p, kind="grad")
     assert_close(last, values)
+
+
+@pytest.mark.parametrize("xs, length", [((3,), 5), ((2, 3), None)])
+def test_scan_refuses_xs_of_other_lengths(backend, xs, length):
+    """``jax.lax.scan`` refuses a ``length`` other than the leading size of ``xs``, and leaves
+    of ``xs`` of different leading sizes; the Python loops ran 3 steps, or the shortest."""
+    leaves = tuple(ops.zeros((n,)) for n in xs)
+    with pytest.raises(ValueError, match="leading"):
+        ops.scan(lambda c, x: (c, None), ops.asarray(0.0), leaves, length=length)
+
+
+def test_switch_clamps_its_index(backend):
+    """``switch`` clamps the index to the branches, as ``jax.lax.switch`` documents (the Python
+    fallback took ``branches[-1]`` for -1 and raised IndexError past the end)."""
+    branches = [lambda v, k=k: v + k for k in range(3)]
+    got = [float(to_numpy(ops.switch(i, branches, ops.asarray(10.0)))) for i in (-1, 0, 1, 2, 5)]
+    assert got == [10.0, 10.0, 11.0, 12.0, 12.0]
