@@ -17,6 +17,11 @@ Validation (``validate_args``) is described in :mod:`ppl.distributions.validatio
 
 from __future__ import annotations
 
+import functools
+import operator
+
+import numpy as np
+
 from ppl import ops
 from ppl.distributions import constraints
 from ppl.distributions.util import require_int, sum_rightmost
@@ -33,6 +38,28 @@ __all__ = [
     "MaskedDistribution",
     "Wrapper",
 ]
+
+
+def as_shape(shape, what: str) -> tuple:
+    """``shape`` (a tuple of ints, or one int) as a tuple of non-negative ints, or an error
+    naming ``what``."""
+    if isinstance(shape, (int, np.integer)) and not isinstance(shape, (bool, np.bool_)):
+        shape = (shape,)
+    try:
+        dims = tuple(operator.index(s) for s in shape)
+    except TypeError:
+        raise TypeError(f"{what} must be a tuple of ints (or an int), got {shape!r}.") from None
+    if any(d < 0 for d in dims):
+        raise ValueError(f"{what} must have non-negative sizes, got {dims}.")
+    return dims
+
+
+def _shaped(method, name):
+    @functools.wraps(method)
+    def shaped(self, key, sample_shape=()):
+        return method(self, key, as_shape(sample_shape, f"{type(self).__name__}.{name}: "
+                                                        f"sample_shape"))
+    return shaped
 
 
 class Distribution:
@@ -52,6 +79,15 @@ class Distribution:
     ``reparametrized_params`` (parameters whose gradients flow through ``sample``), and
     implement ``sample``, ``log_prob``, ``mean`` and ``variance``.
     """
+
+    def __init_subclass__(cls, **kwargs):
+        """Each subclass's ``sample``/``rsample`` takes ``sample_shape`` as a tuple of ints or
+        one int (``sample(key, 3)``, as ``ppl.random``'s ``shape``), checked once here rather
+        than in every family."""
+        super().__init_subclass__(**kwargs)
+        for name in ("sample", "rsample"):
+            if name in cls.__dict__:
+                setattr(cls, name, _shaped(cls.__dict__[name], name))
 
     arg_constraints: dict = {}
     support: constraints.Constraint | None = None
@@ -139,7 +175,7 @@ class Distribution:
 
     def expand(self, batch_shape) -> Distribution:
         """The same distribution broadcast to a larger ``batch_shape`` (independent copies)."""
-        batch_shape = tuple(int(s) for s in batch_shape)
+        batch_shape = as_shape(batch_shape, f"{type(self).__name__}.expand: batch_shape")
         if batch_shape == self.batch_shape:
             return self
         return ExpandedDistribution(self, batch_shape)

@@ -9,6 +9,7 @@ import re
 import numpy as np
 import pytest
 
+import ppl
 import ppl.distributions as dist
 from ppl import ops
 
@@ -79,3 +80,22 @@ def test_parameters_that_broadcast(backend):
     assert dist.Normal(_a((2, 1), 0.0), _a(3)).batch_shape == (2, 3)
     assert dist.Multinomial(_a((2, 1), 4.0), probs=_a((3, 2), 0.5)).batch_shape == (2, 3)
     assert dist.TruncatedNormal(0.0, _a(3), low=None, high=_a((2, 1))).batch_shape == (2, 3)
+
+
+def test_sample_shape_and_batch_shape_take_an_int_and_refuse_the_rest(backend):
+    """``sample(key, 3)`` is ``sample(key, (3,))`` and ``expand(3)`` is ``expand((3,))`` for
+    every family (they said "'int' object is not iterable"); a float, a string or a negative
+    size is an error naming the method and the argument."""
+    key = ppl.random.key(0)
+    for d in (dist.Normal(0.0, 1.0), dist.Dirichlet(ops.ones(3)), dist.Poisson(2.0),
+              dist.Normal(0.0, 1.0).expand([2]).to_event(1)):
+        assert tuple(ops.shape(d.sample(key, 4))) == (4,) + d.batch_shape + d.event_shape
+        np.testing.assert_array_equal(ops.to_numpy(d.sample(key, 4)),
+                                      ops.to_numpy(d.sample(key, (4,))))
+    assert dist.Normal(0.0, 1.0).expand(3).batch_shape == (3,)
+    with pytest.raises(TypeError, match=r"Normal.sample: sample_shape must be a tuple of ints"):
+        dist.Normal(0.0, 1.0).sample(key, 2.5)
+    with pytest.raises(TypeError, match=r"Gamma.sample: sample_shape"):
+        dist.Gamma(2.0, 1.0).sample(key, "ab")
+    with pytest.raises(ValueError, match=r"Normal.expand: batch_shape must have non-negative"):
+        dist.Normal(0.0, 1.0).expand((-1,))
