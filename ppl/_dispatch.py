@@ -3,6 +3,8 @@ backend, turning a backend's own error into one that names the op and the backen
 
 from __future__ import annotations
 
+import re
+
 from ppl import _state
 from ppl.backends import Backend
 
@@ -23,12 +25,22 @@ def active() -> Backend:
     return _state.get_backend()
 
 
+#: keyword names of other array libraries -> ppl.ops' (NumPy's / the Array API's)
+_OTHER_NAMES = {"dim": "axis", "keepdim": "keepdims"}
+
+
 def _reraise(public: str, backend: Backend, err: Exception):
     msg = str(err)
     if isinstance(err, NotImplementedError) or msg.startswith("ppl."):
         raise err
     text = f"{public} failed on the {backend.name!r} backend ({backend.dtype}): {msg}"
     if isinstance(err, TypeError):
+        unexpected = re.search(r"unexpected keyword argument '(\w+)'", msg)
+        if unexpected:              # named by the op, not the backend's class that holds it
+            name = unexpected.group(1)
+            text = f"{public}() got an unexpected keyword argument {name!r}" + (
+                f": ppl.ops takes NumPy's argument names; use {_OTHER_NAMES[name]}= instead."
+                if name in _OTHER_NAMES else ".")
         raise TypeError(text) from err
     raise ValueError(text) from err
 

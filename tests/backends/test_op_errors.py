@@ -80,3 +80,17 @@ def test_errors_inside_user_functions_pass_through(backend):
         ops.grad(f)(ops.asarray(1.0))
     with pytest.raises(Boom):
         ops.scan(lambda c, x: f(c), ops.asarray(0.0), ops.ones(3))
+
+
+def test_a_keyword_of_another_library_names_numpys(backend):
+    """``ops.sum(x, dim=0)`` (torch's name) says to use ``axis=``; an unknown keyword is
+    named with the op, not the backend's class that implements it (``NumpyCore.sum()``)."""
+    x = ops.ones((2, 3))
+    with pytest.raises(TypeError, match=r"^ppl\.ops\.sum\(\) got an unexpected keyword "
+                                        r"argument 'dim': .*use axis= instead\.$"):
+        ops.sum(x, dim=0)
+    with pytest.raises(TypeError, match=r"'keepdim'.*use keepdims= instead"):
+        ops.sum(x, axis=0, keepdim=True)
+    with pytest.raises(TypeError, match=r"^ppl\.ops\.sum\(\) got an unexpected keyword "
+                                        r"argument 'bogus'\.$"):
+        ops.sum(x, bogus=1)
