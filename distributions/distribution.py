@@ -18,7 +18,9 @@ Validation (``validate_args``) is described in :mod:`ppl.distributions.validatio
 from __future__ import annotations
 
 import functools
+import inspect
 import operator
+import re
 
 import numpy as np
 
@@ -62,7 +64,24 @@ def _shaped(method, name):
     return shaped
 
 
-class Distribution:
+class _Family(type):
+    """The type of every distribution: a keyword its constructor lacks is an error naming the
+    family and its arguments (``Normal(loc=0.0, sd=1.0)``), not the base class whose
+    ``__init__`` a family inherits (``_LocScale.__init__()``)."""
+
+    def __call__(cls, *args, **kwargs):
+        try:
+            return super().__call__(*args, **kwargs)
+        except TypeError as err:
+            bad = re.search(r"__init__\(\) got an unexpected keyword argument '(\w+)'", str(err))
+            params = [p for p in inspect.signature(cls.__init__).parameters if p != "self"]
+            if bad is None or bad.group(1) in params:
+                raise
+            raise TypeError(f"{cls.__name__}() got an unexpected keyword argument "
+                            f"{bad.group(1)!r}; its arguments are {params}.") from None
+
+
+class Distribution(metaclass=_Family):
     """Base class of every distribution.
 
     Parameters

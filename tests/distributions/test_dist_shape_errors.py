@@ -99,3 +99,14 @@ def test_sample_shape_and_batch_shape_take_an_int_and_refuse_the_rest(backend):
         dist.Gamma(2.0, 1.0).sample(key, "ab")
     with pytest.raises(ValueError, match=r"Normal.expand: batch_shape must have non-negative"):
         dist.Normal(0.0, 1.0).expand((-1,))
+
+
+def test_a_keyword_the_family_lacks_names_the_family_and_its_arguments(backend):
+    """``Normal(loc=0.0, sd=1.0)`` names Normal and its arguments, not the base class whose
+    ``__init__`` it inherits (it said ``_LocScale.__init__() got an unexpected keyword``)."""
+    with pytest.raises(TypeError, match=re.escape(
+            "Normal() got an unexpected keyword argument 'sd'; its arguments are "
+            "['loc', 'scale', 'validate_args'].")):
+        dist.Normal(loc=0.0, sd=1.0)
+    with pytest.raises(TypeError, match=r"^Gamma\(\) got an unexpected keyword argument 'scale'"):
+        dist.Gamma(concentration=2.0, scale=1.0)
