@@ -31,7 +31,32 @@ for _name in RANDOM_OPS:
     globals()[_name] = forwarder(f"random_{_name}", f"ppl.random.{_name}")
 
 del _name
-_split, _split_keys = split, split_keys          # noqa: F821 - made by the loop above
+_key, _split, _split_keys = key, split, split_keys          # noqa: F821 - made by the loop above
+_categorical = categorical                                  # noqa: F821
+
+
+def _seed(seed, name: str = "ppl.random.key: seed") -> int:
+    """``seed`` as an int in ``[-2**63, 2**64)``, or an error naming it (``name``): one rule for
+    every backend (negative seeds too, as ``jax.random.PRNGKey`` takes them)."""
+    if isinstance(seed, (bool, np.bool_)) or not isinstance(seed, (int, np.integer)):
+        raise TypeError(f"{name} must be an int (a Python or NumPy integer), got {seed!r} "
+                        f"({type(seed).__name__}).")
+    if not -(1 << 63) <= int(seed) < (1 << 64):
+        raise ValueError(f"{name} must be an int in [-2**63, 2**64) (64 bits), got {seed}.")
+    return int(seed)
+
+
+def key(seed):
+    """A key from an int ``seed`` in ``[-2**63, 2**64)`` (``jax.random.PRNGKey``); other
+    seeds are a ``TypeError`` or ``ValueError``. Distinct seeds give distinct keys, except that
+    a 64-bit backend key may equate ``s`` and ``s - 2**64``.
+
+    >>> import ppl
+    >>> with ppl.use_backend("numpy"):
+    ...     bool((ppl.random.key(-1) != ppl.random.key(1)).any())
+    True
+    """
+    return _key(_seed(seed))
 
 
 def _num_keys(num, public: str) -> int:
@@ -52,6 +77,25 @@ def split_keys(key, num=2) -> tuple:
     return _split_keys(key, _num_keys(num, "ppl.random.split_keys"))
 
 
+def categorical(key, logits, axis=-1, shape=None):
+    """Indices drawn with probabilities ``softmax(logits)`` along ``axis``
+    (``jax.random.categorical``). ``shape`` must end with the logits' batch shape
+    (``logits.shape`` without ``axis``; its size-1 dimensions may broadcast), else a
+    ``ValueError``; the default is that batch shape."""
+    if shape is not None:
+        b = active()
+        dims = tuple(b.shape(logits)) if b.is_array(logits) else np.shape(logits)
+        batch = dims[:axis % len(dims)] + dims[axis % len(dims) + 1:] if dims else ()
+        shape = tuple(shape)
+        tail = shape[len(shape) - len(batch):] if len(shape) >= len(batch) else None
+        if tail is None or any(d not in (1, s) for s, d in zip(tail, batch)):
+            raise ValueError(
+                f"ppl.random.categorical: shape {shape} must end with the batch shape {batch} of "
+                f"logits (shape {dims} without axis {axis}); pass shape=sample_shape + {batch} "
+                "or leave shape=None.")
+    return _categorical(key, logits, axis=axis, shape=shape)
+
+
 def as_key(rng_key, name: str = "rng_key"):
     """A key from an int seed, or ``rng_key`` itself when it already is a key.
 
@@ -65,7 +109,7 @@ def as_key(rng_key, name: str = "rng_key"):
     True
     """
     if isinstance(rng_key, (int, np.integer)) and not isinstance(rng_key, (bool, np.bool_)):
-        return active().random_key(int(rng_key))
+        return _key(_seed(rng_key, f"{name}, as a seed,"))
     if rng_key is None or isinstance(rng_key, (bool, float, str, np.bool_, np.floating)) or not (
             active().is_array(rng_key) or isinstance(rng_key, np.ndarray)):
         raise TypeError(

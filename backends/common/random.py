@@ -14,8 +14,13 @@ import math
 import numpy as np
 
 from ppl.backends.common.core import not_implemented
+from ppl.backends.common.dtypes import dtype_name
 
 __all__ = ["Random"]
+
+_LOG_2PI = math.log(2.0 * math.pi)
+#: below this ``log p`` a truncated normal's draw inverts ``log_ndtr`` instead of ``ndtri``
+_TAIL_LOG_P = -10.0
 
 
 class Random:
@@ -47,16 +52,24 @@ class Random:
         raise not_implemented(self, "random.normal")
 
     def random_gamma(self, key, a, shape=None, dtype=None):
-        """Standard gamma draws (rate 1); differentiable in ``a`` where the framework allows."""
+        """Standard gamma draws (rate 1); differentiable in ``a`` where the framework allows.
+        ``a = 0`` gives 0, ``a < 0`` or NaN gives NaN (as ``jax.random.gamma``); negative or NaN
+        parameters of :meth:`random_beta`, :meth:`random_dirichlet` and :meth:`random_t` give
+        NaN the same way."""
         raise not_implemented(self, "random.gamma")
 
     def random_poisson(self, key, lam, shape=None, dtype=None):
+        """Poisson counts; a negative or NaN ``lam`` gives -1 (as ``jax.random.poisson``)."""
         raise not_implemented(self, "random.poisson")
 
     def random_randint(self, key, shape, minval, maxval, dtype=None):
+        """Integers in ``[minval, maxval)``; an empty range (``maxval <= minval``) gives
+        ``minval`` (as ``jax.random.randint``)."""
         raise not_implemented(self, "random.randint")
 
     def random_binomial(self, key, n, p, shape=None, dtype=None):
+        """Binomial counts as floats; ``n < 0``, ``p`` outside ``[0, 1]`` or NaN parameters
+        give NaN (as ``jax.random.binomial``)."""
         raise not_implemented(self, "random.binomial")
 
     # ------------------------------------------------------------------ derived samplers
@@ -97,17 +110,18 @@ class Random:
         return self.random_uniform(key, shape) < p
 
     def random_categorical(self, key, logits, axis=-1, shape=None):
-        """Draw indices with probabilities ``softmax(logits)`` along ``axis`` (Gumbel-max)."""
+        """Draw indices with probabilities ``softmax(logits)`` along ``axis`` (Gumbel-max).
+        ``shape`` ends with the logits' batch shape (``logits.shape`` without ``axis``; size-1
+        dimensions broadcast), as ``ppl.random.categorical`` checks."""
         logits = self.asarray(logits)
         axis = axis % self.ndim(logits)
         batch = self.shape(logits)[:axis] + self.shape(logits)[axis + 1:]
         shape = batch if shape is None else tuple(shape)
-        k = self.shape(logits)[axis]
-        full = shape[: len(shape) - len(batch)] + self.shape(logits)[:axis] + (k,) \
-            + self.shape(logits)[axis + 1:]
+        lead = len(shape) - len(batch)
+        full = shape[:lead + axis] + self.shape(logits)[axis:axis + 1] + shape[lead + axis:]
         u = self.random_uniform(key, full, minval=float(np.finfo(self.dtype).tiny), maxval=1.0)
         gumbel = -self.log(-self.log(u))
-        return self.argmax(logits + gumbel, axis=len(full) - self.ndim(logits) + axis)
+        return self.argmax(logits + gumbel, axis=lead + axis)
 
     def random_cauchy(self, key, shape=(), dtype=None):
         u = self.random_uniform(key, shape, dtype)
@@ -129,13 +143,54 @@ class Random:
         return z * self.sqrt(0.5 * df / g)
 
     def random_truncated_normal(self, key, lower, upper, shape=None, dtype=None):
-        """Standard normal truncated to ``[lower, upper]``, by inverting the CDF."""
+        """Standard normal draws truncated to ``[lower, upper]`` (``jax.random.truncated_normal``).
+
+        Inverse-CDF sampling, accurate for intervals anywhere: an interval with ``lower > 0`` is
+        reflected to ``[-upper, -lower]`` (and the draw negated), so both bounds' ``ndtr`` stay
+        in the left tail, where they keep their relative precision (the reflection of Chopin
+        2011, "Fast simulation of truncated Gaussian distributions", Stat. Comput. 21), and the
+        target probability ``p`` is formed in log space from ``log_ndtr``. Where ``p > e^-10``
+        it is inverted with ``ndtri``; below, by Newton's method on ``log_ndtr``
+        (:meth:`_ndtri_of_log`), which every backend computes accurately to any depth, where
+        ``ndtr`` underflows (beyond ~37.5 standard deviations in float64, ~13 in float32) and
+        ``ndtri``'s tail accuracy varies (XLA's, under TensorFlow's ``jit``, is ``-inf`` from
+        ``p ~ 1e-8`` in float32). ``dist.TruncatedNormal`` samples the same way.
+
+        An infinite bound leaves that side open; ``lower == upper`` gives that value. An empty
+        interval (``lower > upper``) or a NaN bound gives NaN, as other invalid parameters do
+        (JAX documents only the open interval ``(lower, upper)``; for an empty one it returns a
+        value just below ``upper``). Draws are clamped into the closed ``[lower, upper]``.
+        """
+        lower, upper = self.asarray(lower, dtype), self.asarray(upper, dtype)
         shape = self._shape_of(shape, lower, upper)
-        lo, hi = self.ndtr(self.asarray(lower, dtype)), self.ndtr(self.asarray(upper, dtype))
-        u = self.random_uniform(key, shape, dtype)
-        p = self.clip(lo + u * (hi - lo), 1e-38 if (dtype or self.dtype) == "float32"
-                      else 1e-300, 1.0 - np.finfo(dtype or self.dtype).eps)
-        return self.clip(self.ndtri(p), lower, upper)
+        eps = float(np.finfo(dtype_name(dtype, self.dtype)).eps)
+        flip = lower > 0
+        a, b = self.where(flip, -upper, lower), self.where(flip, -lower, upper)
+        la, lb = self.log_ndtr(a), self.log_ndtr(b)
+        v = 1.0 - self.random_uniform(key, shape, dtype)           # in (0, 1]
+        # log p for p = Phi(a) + v (Phi(b) - Phi(a)), below 1 - eps (ndtri(1) is inf)
+        log_p = lb + self.log(v + (1.0 - v) * self.exp(la - lb))
+        log_p = self.minimum(log_p, -eps)
+        tail = log_p < _TAIL_LOG_P
+        z = self.where(tail, self._ndtri_of_log(self.minimum(log_p, _TAIL_LOG_P)),
+                       self.ndtri(self.exp(self.maximum(log_p, _TAIL_LOG_P))))
+        z = self.minimum(self.maximum(z, a), b)
+        z = self.where(flip, -z, z)
+        return self.where(lower <= upper, z, self.zeros_like(z) + math.nan)
+
+    def _ndtri_of_log(self, log_p, steps: int = 3):
+        """``ndtri(exp(log_p))`` for ``log_p <= -10``: Newton's method on ``log_ndtr(z) = log_p``
+        (slope ``phi(z) / Phi(z)``) from the root of its asymptotic form ``log Phi(z) ~ -z^2/2 -
+        log(-z) - log(2 pi)/2`` (Abramowitz & Stegun 1964, 26.2.12), ``z^2 ~ t - log t - log 2 pi``
+        with ``t = -2 log_p``. The start is within 0.5 % of the root and each step squares the
+        error: three steps reach float64's precision."""
+        t = -2.0 * log_p
+        z = -self.sqrt(t - self.log(t) - _LOG_2PI)
+        for _ in range(steps):
+            log_phi = -0.5 * z * z - 0.5 * _LOG_2PI
+            lz = self.log_ndtr(z)
+            z = z - (lz - log_p) * self.exp(lz - log_phi)
+        return z
 
     def random_permutation(self, key, x, axis=0, independent=False):
         """``jax.random.permutation``: a permutation of ``range(x)`` for an int ``x``, else

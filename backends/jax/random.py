@@ -141,11 +141,16 @@ class JaxRandom:
         return self.asarray(x, self._dt(dtype))
 
     def random_key(self, seed):
+        """``jax.random.PRNGKey(seed)`` for an int seed in ``[-2**63, 2**64)`` (``ppl.random.key``
+        checks it); a seed from ``2**63`` is taken as its 64-bit two's complement, as
+        ``PRNGKey(np.uint64(seed))`` does."""
+        seed = int(seed)
         if 0 <= seed < 2**32 and jax.config.jax_default_prng_impl == "threefry2x32":
             # JAX's Threefry key of such a seed is [0, seed]: made on the host, it needs no
             # compiled program (a first run's cost), and it is the same key
             return jax.device_put(np.array([0, seed], np.uint32), self._device)
-        return self._put(jax.random.PRNGKey(seed))
+        return self._put(jax.random.PRNGKey(seed - (1 << 64) if seed >= 1 << 63 else seed))
+
     def random_split(self, key, num=2):
         rows = _host_split(key, num)
         if rows is None:
@@ -237,11 +242,6 @@ class JaxRandom:
     def random_t(self, key, df, shape=None, dtype=None):
         dt = self._dt(dtype)
         return jax.random.t(key, self._param(df, dt), _shape(shape), dt)
-
-    def random_truncated_normal(self, key, lower, upper, shape=None, dtype=None):
-        dt = self._dt(dtype)
-        return jax.random.truncated_normal(key, self._param(lower, dt), self._param(upper, dt),
-                                           _shape(shape), dt)
 
     def random_permutation(self, key, x, axis=0, independent=False):
         x = int(x) if isinstance(x, (int, np.integer)) else x

@@ -26,7 +26,12 @@ class NumpyRandom:
     """Random keys and samplers of :class:`~ppl.backends.numpy.NumpyBackend`."""
 
     def random_key(self, seed):
-        return np.random.SeedSequence(int(seed)).generate_state(2, np.uint64)
+        """The key of an int seed in ``[-2**63, 2**64)`` (``ppl.random.key`` checks it): NumPy's
+        ``SeedSequence`` takes only non-negative entropy, so a negative seed ``s`` is entropy
+        ``2**64 - s``, above every non-negative seed's (distinct seeds stay distinct keys)."""
+        seed = int(seed)
+        return np.random.SeedSequence(seed if seed >= 0 else (1 << 64) - seed).generate_state(
+            2, np.uint64)
 
     def _gen(self, key):
         key = np.asarray(concrete(key))
@@ -64,24 +69,37 @@ class NumpyRandom:
     def random_normal(self, key, shape=(), dtype=None):
         return self._gen(key).standard_normal(tuple(shape), dtype=self._dt(dtype))
 
-    # NumPy's samplers return Python scalars for 0-d parameters: np.asarray keeps arrays.
+    # NumPy's samplers return Python scalars for 0-d parameters: np.asarray keeps arrays. NumPy
+    # raises for invalid parameters where jax.random returns a value (NaN, -1, ``minval``):
+    # those entries are drawn with a valid stand-in and replaced, so valid draws are unchanged.
     def random_gamma(self, key, a, shape=None, dtype=None):
         shape = self._shape_of(shape, a)
-        noise = np.asarray(self._gen(key).standard_gamma(np.broadcast_to(concrete(a), shape)))
-        noise = noise.astype(self._dt(dtype))
+        a_c = np.broadcast_to(concrete(a), shape)
+        bad = a_c < 0
+        noise = np.asarray(self._gen(key).standard_gamma(np.where(bad, 1.0, a_c) if bad.any()
+                                                         else a_c))
+        noise = np.where(bad, np.nan, noise).astype(self._dt(dtype))
         return prims.standard_gamma(a, noise) if isinstance(a, Box) else noise
 
     def random_poisson(self, key, lam, shape=None, dtype=None):
         shape = self._shape_of(shape, lam)
-        out = np.asarray(self._gen(key).poisson(np.broadcast_to(concrete(lam), shape)))
-        return out.astype(self._dt(dtype or "int64"))
+        lam = np.broadcast_to(concrete(lam), shape)
+        bad = ~(lam >= 0)
+        out = np.asarray(self._gen(key).poisson(np.where(bad, 0.0, lam) if bad.any() else lam))
+        return np.where(bad, -1, out).astype(self._dt(dtype or "int64"))
 
     def random_randint(self, key, shape, minval, maxval, dtype=None):
+        minval, maxval = concrete(minval), concrete(maxval)
+        if np.any(np.asarray(maxval) <= minval):        # an empty range gives minval
+            maxval = np.maximum(maxval, np.asarray(minval) + 1)
         return self._gen(key).integers(minval, maxval, size=tuple(shape),
                                        dtype=self._dt(dtype or "int64"))
 
     def random_binomial(self, key, n, p, shape=None, dtype=None):
         shape = self._shape_of(shape, n, p)
-        out = self._gen(key).binomial(np.broadcast_to(concrete(n), shape).astype(np.int64),
-                                      np.broadcast_to(concrete(p), shape))
-        return np.asarray(out).astype(self._dt(dtype))
+        n, p = np.broadcast_to(concrete(n), shape), np.broadcast_to(concrete(p), shape)
+        bad = ~((n >= 0) & (p >= 0) & (p <= 1))
+        if bad.any():
+            n, p = np.where(bad, 0, n), np.where(bad, 0.5, p)
+        out = self._gen(key).binomial(n.astype(np.int64), p)
+        return np.where(bad, np.nan, out).astype(self._dt(dtype))

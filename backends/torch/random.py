@@ -67,24 +67,33 @@ class TorchRandom:
     def random_normal(self, key, shape=(), dtype=None):
         return counter_rng.normal(key, _shape(shape), self._dt(dtype), self._gen_device)
 
+    # Invalid parameters give what jax.random gives (NaN, -1, ``minval``) where torch would
+    # clamp, raise or return garbage: those entries are drawn with a valid stand-in and
+    # replaced, so valid draws are unchanged.
     def random_gamma(self, key, a, shape=None, dtype=None):
-        """Standard gamma draws, reparameterised (differentiable in ``a``)."""
+        """Standard gamma draws, reparameterised (differentiable in ``a``). ``torch`` clamps
+        draws to the smallest normal float; ``a = 0`` gives 0 and ``a < 0`` or NaN gives NaN."""
         a = self._param(a, shape, self._sample_dt(dtype, a))
-        return keys.gamma(key, a, self._gen_device)
+        ok = a > 0
+        g = keys.gamma(key, torch.where(ok, a, 1.0), self._gen_device)
+        return torch.where(ok, g, torch.where(a == 0, 0.0, torch.nan))
 
     def random_poisson(self, key, lam, shape=None, dtype=None):
         """Poisson counts, ``int64`` unless ``dtype`` says otherwise."""
         lam = self._param(lam, shape, self._sample_dt(None, lam))
-        draws = self._draw(key, "poisson", lam.shape, lam.dtype, (lam,))
-        return draws.to(torch.int64 if dtype is None else self._dt(dtype))
+        bad = ~(lam >= 0)
+        draws = self._draw(key, "poisson", lam.shape, lam.dtype, (torch.where(bad, 0.0, lam),))
+        return torch.where(bad, -1.0, draws).to(torch.int64 if dtype is None else self._dt(dtype))
 
     def random_randint(self, key, shape, minval, maxval, dtype=None):
         dt = torch.int64 if dtype is None else self._dt(dtype)
         if isinstance(minval, torch.Tensor) or isinstance(maxval, torch.Tensor):
             lo, hi = self._t(minval).to(self._float), self._t(maxval).to(self._float)
+            hi = torch.maximum(hi, lo + 1)                  # an empty range gives minval
             u = self.random_uniform(key, shape)
             return torch.minimum(torch.floor(lo + u * (hi - lo)), hi - 1).to(dt)
-        return self._draw(key, "randint", shape, dt, ints=(int(minval), int(maxval)))
+        ints = (int(minval), max(int(maxval), int(minval) + 1))
+        return self._draw(key, "randint", shape, dt, ints=ints)
 
     def random_binomial(self, key, n, p, shape=None, dtype=None):
         """Binomial counts as floats of ``dtype`` (as ``jax.random.binomial``)."""
@@ -92,7 +101,10 @@ class TorchRandom:
         n, p = self._param(n, None, dt), self._param(p, None, dt)
         shape = torch.broadcast_shapes(n.shape, p.shape) if shape is None else _shape(shape)
         n, p = torch.broadcast_to(n, shape), torch.broadcast_to(p, shape)
-        return self._draw(key, "binomial", shape, dt, (n, p))
+        bad = ~((n >= 0) & (p >= 0) & (p <= 1))
+        draws = self._draw(key, "binomial", shape, dt,
+                           (torch.where(bad, 0.0, n), torch.where(bad, 0.5, p)))
+        return torch.where(bad, torch.nan, draws)
 
     def random_permutation(self, key, x, axis=0, independent=False):
         if isinstance(x, torch.Tensor | np.ndarray) and np.ndim(x) > 0:
