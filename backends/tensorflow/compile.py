@@ -6,13 +6,20 @@ key (``pfor`` vectorises the stateless Philox ops, :mod:`.random`).
 NumPy and Python numbers among the other arguments become tensors first (``tf.function`` would
 otherwise retrace for every new number). A function XLA cannot compile (one that draws
 ``gamma``/``poisson``/``binomial``, which have no XLA kernels) runs as a TensorFlow graph
-instead, and one whose Python code reads tensor values (which cannot be traced) runs eagerly;
-either fallback is decided once per function, at its first call.
+instead, and one whose Python code reads tensor values (which cannot be traced) runs eagerly,
+with a warning naming the function and the reason; either fallback is decided once per function,
+at the first call that needs it.
+
+Each new shape or dtype of the arguments gets a trace of its own with concrete shapes, as
+``jax.jit`` compiles once per shape: model code reads shapes as Python integers (a plate's size
+from ``ops.shape(y)[0]``), which TensorFlow's ``reduce_retracing`` would relax to ``None`` on a
+retrace, failing the trace (a second ``MCMC.run`` with more data or chains then ran eagerly).
 """
 
 from __future__ import annotations
 
 import functools
+import warnings
 
 import numpy as np
 import tensorflow as tf
@@ -31,7 +38,7 @@ class _Compiled:
 
     def __init__(self, backend, fun):
         self.backend, self.fun = backend, fun
-        self.xla = tf.function(fun, jit_compile=True, autograph=False, reduce_retracing=True)
+        self.xla = tf.function(fun, jit_compile=True, autograph=False)
         self.mode = "xla"
 
     def _convert(self, a):
@@ -48,11 +55,16 @@ class _Compiled:
                 if not any(m in str(err) for m in _XLA_MARKERS):
                     raise
                 self.mode = "graph"
-            except _TRACE_ERRORS:
+            except _TRACE_ERRORS as err:
                 self.mode = "eager"
+                name = getattr(self.fun, "__qualname__", repr(self.fun))
+                # eager runs every op from Python: orders of magnitude slower than compiled
+                warnings.warn(f"ppl.ops.jit (tensorflow): {name} could not be traced and runs "
+                              f"eagerly from now on ({type(err).__name__}: {err})",
+                              RuntimeWarning, stacklevel=3)
         if self.mode == "graph":
             if not hasattr(self, "graph"):
-                self.graph = tf.function(self.fun, autograph=False, reduce_retracing=True)
+                self.graph = tf.function(self.fun, autograph=False)
             return self.graph(*args)
         return self.fun(*args)
 

@@ -137,12 +137,25 @@ class TensorflowRandom:
         return tf.random.stateless_gamma(shape, self._seed(key), alpha=a, dtype=dt)
 
     def random_poisson(self, key, lam, shape=None, dtype=None):
-        """Poisson counts, ``int64`` unless ``dtype`` says otherwise."""
+        """Poisson counts, ``int64`` unless ``dtype`` says otherwise.
+
+        A NaN or negative rate gives -1, as ``jax.random.poisson`` does, and ``+inf`` the
+        largest value of ``dtype`` (JAX saturates there for finite rates beyond the integer
+        range; its draws at ``+inf`` itself are a mix of 0 and that value). TensorFlow's sampler
+        never returns for a NaN rate, so such rates are drawn at rate 0 and replaced; valid
+        rates draw exactly what they drew before.
+        """
         lam = tf.cast(self._in(lam), self._sample_dt(None, lam))
         shape = self.shape(lam) if shape is None else _shape(shape)
         lam = tf.broadcast_to(lam, shape)
         dt = tf.int64 if dtype is None else self._dt(dtype)
-        return tf.random.stateless_poisson(shape, self._seed(key), lam, dtype=dt)
+        # (not ``~(lam >= 0)``: TensorFlow's graph optimiser rewrites that to ``lam < 0``)
+        invalid = tf.math.is_nan(lam) | (lam < 0)
+        infinite = tf.equal(lam, np.inf)
+        safe = tf.where(invalid | infinite, tf.zeros_like(lam), lam)
+        draws = tf.random.stateless_poisson(shape, self._seed(key), safe, dtype=dt)
+        top = tf.constant(dt.max if dt.is_integer else np.inf, dt)
+        return tf.where(invalid, tf.constant(-1, dt), tf.where(infinite, top, draws))
 
     def random_randint(self, key, shape, minval, maxval, dtype=None):
         dt = tf.int64 if dtype is None else self._dt(dtype)

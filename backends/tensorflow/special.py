@@ -9,7 +9,7 @@ import tensorflow as tf
 
 from ppl.backends.tensorflow.core import _axis, _unary
 
-__all__ = ["TensorflowSpecial", "log_ndtr"]
+__all__ = ["TensorflowSpecial", "erf", "log_ndtr"]
 
 _LOG_SQRT_2PI = 0.5 * math.log(2.0 * math.pi)
 
@@ -36,6 +36,14 @@ def log_ndtr(x):
     return tf.where(x > 0, up_v, tf.where(x < lower, low_v, mid_v))
 
 
+def erf(x):
+    """``tf.math.erf`` of ``x`` clamped to ``[-30, 30]``: TensorFlow's own kernel (XLA's is
+    fine) gives NaN in float64 from ``|x|`` ~ 1e154, where ``x * x`` overflows, and beyond 30
+    ``erf`` is exactly +-1 and its derivative exactly 0 in every float dtype, so the clamp
+    changes neither. (Not ``clip_by_value``: its gradient at NaN is 0, not NaN.)"""
+    return tf.math.erf(tf.where(tf.abs(x) > 30.0, tf.sign(x) * 30.0, x))
+
+
 class TensorflowSpecial:
     """Special functions of :class:`~ppl.backends.tensorflow.TensorflowBackend`."""
 
@@ -43,7 +51,7 @@ class TensorflowSpecial:
     expm1 = _unary(tf.math.expm1)
     gammaln = _unary(tf.math.lgamma)
     digamma = _unary(tf.math.digamma)
-    erf = _unary(tf.math.erf)
+    erf = _unary(erf, "``erf(x)``, elementwise (+-1 at +-inf in every dtype).")
     erfc = _unary(tf.math.erfc)
     erfinv = _unary(tf.math.erfinv)
     ndtri = _unary(tf.math.ndtri)
