@@ -6,8 +6,9 @@ build could use, and (before ``absl`` is initialised, so ``TF_CPP_MIN_LOG_LEVEL`
 them back) a warning about that. On a CPU-only machine none of it is actionable, and it lands
 in the middle of a run's progress (``ppl compare``). :func:`quiet_start_up` catches what the
 file descriptor receives while TensorFlow starts and writes back everything but those lines;
-nothing is dropped if the start fails. A user who sets ``TF_CPP_MIN_LOG_LEVEL`` (to any value)
-sees TensorFlow's own behaviour, untouched.
+nothing is dropped if the start fails. A user who sets ``TF_CPP_MIN_LOG_LEVEL=0`` (every log
+line) sees TensorFlow's own behaviour, untouched; other values ask for fewer lines, and JAX sets
+``1`` when it is imported, so they do not turn the filter off.
 """
 
 from __future__ import annotations
@@ -38,8 +39,8 @@ def is_start_up_noise(line: str) -> bool:
 def quiet_start_up():
     """Run the block with file descriptor 2 caught; afterwards, write back every line but
     TensorFlow's start-up messages (:func:`is_start_up_noise`), or every line if the block
-    raised. Does nothing where ``TF_CPP_MIN_LOG_LEVEL`` is set or descriptor 2 is not open."""
-    if "TF_CPP_MIN_LOG_LEVEL" in os.environ:
+    raised. Does nothing where ``TF_CPP_MIN_LOG_LEVEL`` is ``0`` or descriptor 2 is not open."""
+    if os.environ.get("TF_CPP_MIN_LOG_LEVEL", "").strip() == "0":
         yield
         return
     try:

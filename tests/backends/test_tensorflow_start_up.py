@@ -50,6 +50,15 @@ def test_quiet_start_up_drops_nothing_when_the_start_fails(capfd, monkeypatch):
     assert capfd.readouterr().err == START_UP
 
 
+def test_the_level_jax_sets_still_filters(capfd, monkeypatch):
+    """``import jax`` sets ``TF_CPP_MIN_LOG_LEVEL=1`` (fewer lines), which kept the filter off
+    when JAX ran before TensorFlow (``ppl compare``'s order)."""
+    monkeypatch.setenv("TF_CPP_MIN_LOG_LEVEL", "1")
+    with quiet_start_up():
+        os.write(2, (START_UP + OTHER).encode())
+    assert capfd.readouterr().err == OTHER
+
+
 def test_a_user_setting_of_the_log_level_is_left_alone(capfd, monkeypatch):
     monkeypatch.setenv("TF_CPP_MIN_LOG_LEVEL", "0")
     with quiet_start_up():
@@ -58,17 +67,20 @@ def test_a_user_setting_of_the_log_level_is_left_alone(capfd, monkeypatch):
 
 
 def test_a_fresh_process_starting_the_backend_writes_no_start_up_lines():
-    """In a new process (TensorFlow not yet imported), selecting the backend and drawing
-    numbers writes none of TensorFlow's start-up lines, and a Python warning still shows."""
+    """In a new process (TensorFlow not yet imported, JAX used first, as ``ppl compare``
+    does), selecting the backend and drawing numbers writes none of TensorFlow's start-up
+    lines, and a Python warning still shows."""
     env = {k: v for k, v in os.environ.items() if k != "TF_CPP_MIN_LOG_LEVEL"}
     code = ("import warnings, ppl\n"
+            "ppl.set_backend('jax')\n"
+            "print(ppl.ops.to_numpy(ppl.ops.exp(ppl.ops.asarray(0.0))))\n"
             "ppl.set_backend('tensorflow')\n"
             "print(ppl.ops.to_numpy(ppl.random.normal(ppl.random.key(0), (2,))).shape)\n"
             "warnings.warn('still shown')\n")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env,
                          timeout=300)
     assert out.returncode == 0, out.stderr
-    assert out.stdout.strip() == "(2,)"
+    assert out.stdout.split() == ["1.0", "(2,)"]
     assert "still shown" in out.stderr
     assert not any(is_start_up_noise(line) for line in out.stderr.splitlines()), out.stderr
     assert "absl" not in out.stderr and "cuInit" not in out.stderr, out.stderr
