@@ -24,13 +24,14 @@ in :mod:`ppl.inference.nuts` and :mod:`ppl.inference.hmc`, the adaptation in
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from typing import NamedTuple
 
 import numpy as np
 
 from ppl import ops, random
 from ppl.inference import adaptation, hmc, nuts, step_size_search
+from ppl.inference.init_params import flat_init
 from ppl.inference.initialization import init_to_uniform
 from ppl.inference.model_setup import initialize_model
 
@@ -131,13 +132,13 @@ class _HMCFamily:
                 raise ValueError(
                     "With potential_fn=, pass the starting point to run: "
                     "mcmc.run(key, init_params=z0) with z0 of shape (D,) or (num_chains, D).")
-            z = _flat_init(init_params, num_chains, None)
+            z = flat_init(init_params, num_chains, None)
             return KernelSetup(z, self.potential_fn, None, None, lambda a, k: self.potential_fn)
         info = initialize_model(rng_key, self.model, model_args, model_kwargs,
                                 init_strategy=self.init_strategy, num_chains=num_chains)
         z, values = info.init_position, (info.init_potential_energy, info.init_grad)
         if init_params is not None:
-            z, values = _flat_init(init_params, num_chains, info.layout), None
+            z, values = flat_init(init_params, num_chains, info.layout), None
         return KernelSetup(z, info.potential_fn, info.postprocess_fn, info.layout,
                            info.potential_of_args, info.postprocess_of_args,
                            info.chain_plate, values)
@@ -232,56 +233,6 @@ class _HMCFamily:
         target = "model=" + getattr(self.model, "__name__", "?") if self.model is not None \
             else "potential_fn=..."
         return f"{target}, step_size={self.step_size}, dense_mass={self.dense_mass}"
-
-
-def _checked_init_values(init_params, num_chains, layout) -> dict:
-    """``init_params`` as a dict of backend arrays, or a ValueError naming the sites that are
-    missing, unknown or of the wrong shape (unconstrained: a site's shape, or ``num_chains``
-    and then its shape)."""
-    expected = dict(zip(layout.names, layout.shapes))
-    missing = [n for n in expected if n not in init_params]
-    unknown = [n for n in init_params if n not in expected]
-    if missing or unknown:
-        raise ValueError(
-            f"init_params: {'missing ' + str(missing) if missing else ''}"
-            f"{'; ' if missing and unknown else ''}"
-            f"{'not latent sites of the model: ' + str(unknown) if unknown else ''}. Give "
-            f"every latent site, unconstrained: "
-            f"{ {n: tuple(s) for n, s in expected.items()} } (each optionally with a leading "
-            f"num_chains = {num_chains} axis).")
-    values = {n: ops.asarray(init_params[n]) for n in expected}
-    for n, v in values.items():
-        shape, site = tuple(ops.shape(v)), tuple(expected[n])
-        if shape not in (site, (num_chains,) + site):
-            raise ValueError(
-                f"init_params[{n!r}] has shape {shape}; the site's unconstrained shape is "
-                f"{site} (or {(num_chains,) + site} with one value per chain).")
-    batched = {len(ops.shape(v)) > len(expected[n]) for n, v in values.items()}
-    if len(batched) > 1:
-        values = {n: v if len(ops.shape(v)) > len(expected[n]) else
-                  ops.broadcast_to(v, (num_chains,) + tuple(expected[n]))
-                  for n, v in values.items()}
-    return values
-
-
-def _flat_init(init_params, num_chains, layout):
-    if isinstance(init_params, Mapping):
-        if layout is None:
-            raise TypeError("init_params must be an array when the kernel has a potential_fn.")
-        z = layout.ravel(_checked_init_values(init_params, num_chains, layout))
-    else:
-        z = ops.asarray(init_params)
-    if ops.ndim(z) == 1:
-        z = ops.broadcast_to(ops.expand_dims(z, 0), (num_chains,) + tuple(ops.shape(z)))
-    if ops.ndim(z) != 2 or ops.shape(z)[0] != num_chains:
-        raise ValueError(
-            f"init_params must have shape (D,) or (num_chains, D) = ({num_chains}, D) in "
-            f"unconstrained space, got shape {tuple(ops.shape(z))}.")
-    if layout is not None and ops.shape(z)[1] != layout.size:
-        raise ValueError(
-            f"init_params give {ops.shape(z)[1]} unconstrained values, the model has "
-            f"{layout.size} ({layout}).")
-    return ops.asarray(z, ops.backend().dtype)
 
 
 class NUTS(_HMCFamily):
