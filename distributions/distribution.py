@@ -22,9 +22,8 @@ import inspect
 import operator
 import re
 
-import numpy as np
-
 from ppl import ops
+from ppl.backends.common.dtypes import is_int
 from ppl.distributions import constraints
 from ppl.distributions.util import require_int, sum_rightmost
 from ppl.distributions.validation import (
@@ -45,7 +44,7 @@ __all__ = [
 def as_shape(shape, what: str) -> tuple:
     """``shape`` (a tuple of ints, or one int) as a tuple of non-negative ints, or an error
     naming ``what``."""
-    if isinstance(shape, (int, np.integer)) and not isinstance(shape, (bool, np.bool_)):
+    if is_int(shape):
         shape = (shape,)
     try:
         dims = tuple(operator.index(s) for s in shape)

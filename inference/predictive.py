@@ -14,11 +14,10 @@ from __future__ import annotations
 import warnings
 from collections.abc import Callable, Mapping, Sequence
 
-import numpy as np
-
 from ppl import ops
 from ppl import random as _random
 from ppl.backends import tree
+from ppl.backends.common.dtypes import is_int
 from ppl.distributions import Unit
 from ppl.handlers import seed, substitute, trace
 from ppl.inference.discrete import infer_discrete as _infer_discrete
@@ -78,9 +77,7 @@ class Predictive:
                  infer_discrete: bool = False):
         if not callable(model):
             raise TypeError(f"Predictive: model must be callable, got {type(model).__name__}.")
-        if num_samples is not None and (isinstance(num_samples, (bool, np.bool_)) or not
-                                        isinstance(num_samples, (int, np.integer))
-                                        or num_samples < 1):
+        if num_samples is not None and (not is_int(num_samples) or num_samples < 1):
             raise ValueError(f"Predictive: num_samples must be a positive int, got "
                              f"{num_samples!r}.")
         if posterior_samples is not None:
@@ -99,6 +96,9 @@ class Predictive:
             if n is None:
                 raise ValueError("Predictive: posterior_samples is empty; pass num_samples= "
                                  "for prior predictive draws instead.")
+            if n < 1:
+                raise ValueError("Predictive: posterior_samples hold no draws (their leading "
+                                 "size is 0).")
             if num_samples is not None and int(num_samples) != n:
                 warnings.warn(
                     f"Predictive: num_samples={num_samples} differs from the {n} posterior "
@@ -109,8 +109,6 @@ class Predictive:
                 "Predictive: pass posterior_samples= (posterior predictive) or num_samples= "
                 "(the number of prior predictive draws)."
             )
-        if isinstance(num_samples, bool) or int(num_samples) < 1:
-            raise ValueError(f"Predictive: num_samples must be a positive int, got {num_samples}.")
         if isinstance(return_sites, str):
             return_sites = [return_sites]
         self.model = model

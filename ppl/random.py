@@ -24,6 +24,7 @@ import numpy as np
 
 from ppl._dispatch import active, forwarder
 from ppl.backends import RANDOM_OPS
+from ppl.backends.common.dtypes import is_int
 
 __all__ = list(RANDOM_OPS) + ["as_key"]
 
@@ -38,7 +39,7 @@ _categorical = categorical                                  # noqa: F821
 def _seed(seed, name: str = "ppl.random.key: seed") -> int:
     """``seed`` as an int in ``[-2**63, 2**64)``, or an error naming it (``name``): one rule for
     every backend (negative seeds too, as ``jax.random.PRNGKey`` takes them)."""
-    if isinstance(seed, (bool, np.bool_)) or not isinstance(seed, (int, np.integer)):
+    if not is_int(seed):
         raise TypeError(f"{name} must be an int (a Python or NumPy integer), got {seed!r} "
                         f"({type(seed).__name__}).")
     if not -(1 << 63) <= int(seed) < (1 << 64):
@@ -61,7 +62,7 @@ def key(seed):
 
 def _num_keys(num, public: str) -> int:
     """``num`` as a count of keys, or a ValueError naming ``public``'s argument."""
-    if isinstance(num, (bool, np.bool_)) or not isinstance(num, (int, np.integer)) or num < 0:
+    if not is_int(num) or num < 0:
         raise ValueError(f"{public}: num must be an int >= 0 (the count of keys), got {num!r}.")
     return int(num)
 
@@ -108,7 +109,7 @@ def as_key(rng_key, name: str = "rng_key"):
     ...     bool((ppl.random.normal(k, ()) == ppl.random.normal(ppl.random.key(3), ())).all())
     True
     """
-    if isinstance(rng_key, (int, np.integer)) and not isinstance(rng_key, (bool, np.bool_)):
+    if is_int(rng_key):
         return _key(_seed(rng_key, f"{name}, as a seed,"))
     if rng_key is None or isinstance(rng_key, (bool, float, str, np.bool_, np.floating)) or not (
             active().is_array(rng_key) or isinstance(rng_key, np.ndarray)):

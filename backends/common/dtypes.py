@@ -28,7 +28,13 @@ import numpy as np
 
 __all__ = ["FLOAT_DTYPES", "DTYPE_NAMES", "DtypePolicy", "apply_float_policy",
            "check_float_dtype", "dtype_name", "floating", "floating_ops", "is_floating_name",
-           "parse_device"]
+           "is_int", "parse_device"]
+
+
+def is_int(x) -> bool:
+    """Whether ``x`` is an integer, Python's or NumPy's, and not a bool: what a count, a size
+    or a seed given as an argument must be."""
+    return isinstance(x, (int, np.integer)) and not isinstance(x, (bool, np.bool_))
 
 #: the float dtypes a backend can compute in
 FLOAT_DTYPES = ("float32", "float64")
