@@ -154,7 +154,8 @@ class Random:
         (:meth:`_ndtri_of_log`), which every backend computes accurately to any depth, where
         ``ndtr`` underflows (beyond ~37.5 standard deviations in float64, ~13 in float32) and
         ``ndtri``'s tail accuracy varies (XLA's, under TensorFlow's ``jit``, is ``-inf`` from
-        ``p ~ 1e-8`` in float32). ``dist.TruncatedNormal`` samples the same way.
+        ``p ~ 1e-8`` in float32). ``dist.TruncatedNormal`` uses the same reflection but inverts
+        ``ndtr`` directly, so its far tails (past ``ndtr``'s underflow) are less exact.
 
         An infinite bound leaves that side open; ``lower == upper`` gives that value. An empty
         interval (``lower > upper``) or a NaN bound gives NaN, as other invalid parameters do
