@@ -35,6 +35,7 @@ __all__ = [
     "check_ordered",
     "check_parameters",
     "check_support",
+    "check_value_shape",
     "enable_validation",
     "exactly_one",
     "is_validation_enabled",
@@ -60,15 +61,37 @@ def is_validation_enabled() -> bool:
 
 
 def validate_sample(log_prob):
-    """Decorator for ``log_prob``: check the value against ``support`` when validating."""
+    """Decorator for ``log_prob``: check the value's shape (always, it costs a shape
+    comparison) and the value against ``support`` when validating."""
 
     @functools.wraps(log_prob)
     def wrapper(self, value, *args, **kwargs):
+        check_value_shape(self, value)
         if self._validate_args:
             check_support(self, value)
         return log_prob(self, value, *args, **kwargs)
 
     return wrapper
+
+
+def check_value_shape(dist, value) -> None:
+    """Raise ``ValueError`` when ``value``'s shape does not broadcast with ``dist``'s batch and
+    event shapes (``log_prob`` would otherwise fail inside a backend op, with that op's message,
+    or, for an event shape, broadcast silently into a wrong batch)."""
+    shape = ops.shape(value)
+    batch, event = tuple(dist.batch_shape), tuple(dist.event_shape)
+    try:
+        ops.broadcast_shapes(shape, batch + event)
+    except ValueError:
+        pass
+    else:
+        return
+    raise ValueError(
+        f"{_family(dist)}.log_prob: a value of shape {shape} does not broadcast with the "
+        f"distribution's batch shape {batch} and event shape {event}; pass a value of shape "
+        f"sample_shape + {batch + event} (or one that broadcasts with it), or give the "
+        "distribution the batch shape of the values (parameters of that shape, .expand(...) "
+        "or a ppl.plate of that size).")
 
 
 def _family(dist) -> str:

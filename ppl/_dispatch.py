@@ -45,10 +45,39 @@ def _reraise(public: str, backend: Backend, err: Exception):
     raise ValueError(text) from err
 
 
+def _scalar_valued(fun, has_aux: bool, public: str):
+    """``fun``, checking what it returns as ``grad`` needs it: one scalar (``(scalar, aux)``
+    with ``has_aux``). JAX and torch refuse anything else with their own words; autograd and
+    TensorFlow's tape silently differentiate the sum of a non-scalar output."""
+    def checked(*args, **kwargs):
+        out = fun(*args, **kwargs)
+        value = out
+        if has_aux:
+            if not (isinstance(out, tuple | list) and len(out) == 2):
+                raise TypeError(
+                    f"{public}(..., has_aux=True): the function must return a pair (value, aux), "
+                    f"got {type(out).__name__}.")
+            value = out[0]
+        shape = None if value is None else active().shape(value)
+        if shape != ():
+            got = "None" if value is None else f"an array of shape {shape}"
+            raise TypeError(
+                f"{public}: the function must return a scalar (shape ()) to differentiate, got "
+                f"{got}; return a sum (ppl.ops.sum) or a single element, or map a scalar function "
+                "over the batch with ppl.ops.vmap.")
+        return out
+
+    return checked
+
+
 def forwarder(method: str, public: str):
     """A function that calls ``active().<method>`` (and names ``public`` in its errors)."""
     doc = getattr(Backend, method).__doc__
-    if method in HIGHER_ORDER:
+    if method in ("grad", "value_and_grad"):
+        def op(fun, argnums=0, has_aux=False):
+            return getattr(active(), method)(_scalar_valued(fun, has_aux, public), argnums,
+                                             has_aux)
+    elif method in HIGHER_ORDER:
         def op(*args, **kwargs):
             return getattr(active(), method)(*args, **kwargs)
     else:

@@ -20,16 +20,62 @@ numpy derives keys and draws from NumPy's counter-based Philox generator, torch 
 
 from __future__ import annotations
 
+import functools
+import inspect
+
 import numpy as np
 
 from ppl._dispatch import active, forwarder
-from ppl.backends import RANDOM_OPS
+from ppl.backends import RANDOM_OPS, Backend
 from ppl.backends.common.dtypes import is_int
 
 __all__ = list(RANDOM_OPS) + ["as_key"]
 
+def _check_shape(shape, public: str) -> None:
+    """``shape`` (when given) as a sampler needs it: a tuple of ints >= 0. A negative size gave
+    each framework's own error, or an empty draw (torch's ``normal``)."""
+    dims = (shape,) if is_int(shape) else shape
+    wrong = (float, bool, str, bytes, np.floating, np.bool_, type(None))
+    try:                # symbolic sizes of a trace (torch's SymInt) pass: only what is surely
+        ok = not isinstance(shape, str | bytes) and not any(   # wrong is refused
+            isinstance(d, wrong) or (is_int(d) and d < 0) for d in dims)
+    except TypeError:
+        ok = False
+    if not ok:
+        raise ValueError(f"{public}: shape must be a tuple of ints >= 0, got {shape!r}.")
+
+
+def _with_shape_check(op, method: str, public: str):
+    """``op``, checking its ``shape`` argument first (for the samplers that take one)."""
+    params = list(inspect.signature(getattr(Backend, method)).parameters)[1:]
+    if "shape" not in params:
+        return op
+    where = params.index("shape")
+
+    @functools.wraps(op)
+    def checked(*args, **kwargs):
+        shape = args[where] if len(args) > where else kwargs.get("shape")
+        if shape is not None and not _is_concrete_shape(shape):
+            _check_shape(shape, public)
+            if is_int(shape):                   # an int is a 1-d shape, as NumPy's size=
+                if len(args) > where:
+                    args = args[:where] + ((int(shape),),) + args[where + 1:]
+                else:
+                    kwargs["shape"] = (int(shape),)
+        return op(*args, **kwargs)
+
+    return checked
+
+
+def _is_concrete_shape(shape) -> bool:
+    """The common case, checked fast: a tuple of non-negative Python ints."""
+    return type(shape) is tuple and all(type(d) is int and d >= 0 for d in shape)
+
+
 for _name in RANDOM_OPS:
-    globals()[_name] = forwarder(f"random_{_name}", f"ppl.random.{_name}")
+    globals()[_name] = _with_shape_check(
+        forwarder(f"random_{_name}", f"ppl.random.{_name}"), f"random_{_name}",
+        f"ppl.random.{_name}")
 
 del _name
 _key, _split, _split_keys = key, split, split_keys          # noqa: F821 - made by the loop above

@@ -3,9 +3,10 @@ brings its own (autograd, ``jax``, ``torch.func``)."""
 
 from __future__ import annotations
 
+from ppl.backends import tree
 from ppl.backends.common.core import not_implemented
 
-__all__ = ["Autodiff"]
+__all__ = ["Autodiff", "check_mapped_ranks"]
 
 
 class Autodiff:
@@ -24,3 +25,18 @@ class Autodiff:
         raise not_implemented(self, "vmap")
 
     def stop_gradient(self, x): raise not_implemented(self, "stop_gradient")
+
+
+def check_mapped_ranks(args, axes, ndim) -> None:
+    """A mapped argument needs the axis it is mapped over (``vmap`` of a 0-d array said
+    "tuple index out of range")."""
+    for i, (a, ax) in enumerate(zip(args, axes)):
+        if ax is None:
+            continue
+        for leaf in tree.leaves(a):
+            rank = ndim(leaf)
+            if not -rank <= ax < rank:
+                raise ValueError(
+                    f"ppl.ops.vmap: argument {i} has an array of {rank} dimensions, which has "
+                    f"no axis {ax} to map over; pass in_axes=None for an argument that is not "
+                    "mapped, or give it the batch axis.")

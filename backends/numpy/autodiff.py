@@ -11,6 +11,7 @@ from autograd.extend import vspace
 from autograd.tracer import getval
 
 from ppl.backends import tree
+from ppl.backends.common.autodiff import check_mapped_ranks
 from ppl.backends.numpy import reverse
 from ppl.backends.numpy import tape as _tape
 
@@ -68,6 +69,7 @@ class NumpyAutodiff:
                 raise ValueError(
                     f"ppl.ops.vmap: in_axes has {len(axes)} entries for {len(args)} arguments."
                 )
+            check_mapped_ranks(args, axes, anp.ndim)
             sizes = {anp.shape(leaf)[ax] for a, ax in zip(args, axes) if ax is not None
                      for leaf in tree.leaves(a)}
             if len(sizes) != 1:
@@ -87,3 +89,4 @@ class NumpyAutodiff:
 
     def stop_gradient(self, x):
         return _tape.stop_gradient(x) if _tape.current() is not None else getval(x)
+

@@ -19,6 +19,7 @@ import numpy as np
 import tensorflow as tf
 
 from ppl.backends import tree
+from ppl.backends.common.autodiff import check_mapped_ranks
 from ppl.backends.tensorflow.core import _Tensor
 
 __all__ = ["TensorflowAutodiff"]
@@ -87,17 +88,19 @@ class TensorflowAutodiff:
         def vmapped(*args):
             axes = tuple(in_axes) if isinstance(in_axes, list | tuple) else (in_axes,) * len(args)
             if len(axes) != len(args):
-                raise ValueError(f"vmap: in_axes has {len(axes)} entries for {len(args)} "
+                raise ValueError(f"ppl.ops.vmap: in_axes has {len(axes)} entries for {len(args)} "
                                  "arguments; pass one axis (or None) per argument.")
             flat = [tree.flatten(a) for a in args]
+            check_mapped_ranks(args, axes, lambda leaf: len(self.shape(leaf)))
             mapped = [self.moveaxis(self._in(leaf), ax, 0)
                       for (leaves, _), ax in zip(flat, axes) if ax is not None
                       for leaf in leaves]
             if not mapped:
-                raise ValueError("vmap: no argument is mapped (every in_axes is None).")
+                raise ValueError("ppl.ops.vmap: no argument is mapped (every in_axes is None).")
             sizes = {self.shape(m)[0] for m in mapped}
             if len(sizes) > 1:
-                raise ValueError(f"vmap: mapped axes have different sizes {sorted(sizes)}.")
+                raise ValueError(
+                    f"ppl.ops.vmap: mapped axes must have one common size, got {sorted(sizes)}.")
             out_def = []
 
             def body(elems):

@@ -40,22 +40,27 @@ class TorchAutodiff:
     def grad(self, fun, argnums=0, has_aux=False):
         if argnums == ():   # as jax.grad: no arguments, an empty tuple of gradients
             return lambda *a, **k: ((), fun(*a, **k)[1]) if has_aux else ()
-        g = torch.func.grad(fun, argnums=argnums, has_aux=has_aux)
+        inner, others = _tensor_aux(fun) if has_aux else (fun, None)
+        g = torch.func.grad(inner, argnums=argnums, has_aux=has_aux)
 
         @functools.wraps(fun)
         def grad_fun(*args, **kwargs):
-            return g(*self._diff_args(args, argnums), **kwargs)
+            out = g(*self._diff_args(args, argnums), **kwargs)
+            return (out[0], others.rebuild(out[1])) if has_aux else out
 
         return grad_fun
 
     def value_and_grad(self, fun, argnums=0, has_aux=False):
         if argnums == ():
             return lambda *a, **k: (fun(*a, **k), ())
-        gv = torch.func.grad_and_value(fun, argnums=argnums, has_aux=has_aux)
+        inner, others = _tensor_aux(fun) if has_aux else (fun, None)
+        gv = torch.func.grad_and_value(inner, argnums=argnums, has_aux=has_aux)
 
         @functools.wraps(fun)
         def value_and_grad_fun(*args, **kwargs):
             g, value = gv(*self._diff_args(args, argnums), **kwargs)
+            if has_aux:
+                value = (value[0], others.rebuild(value[1]))
             return value, g
 
         return value_and_grad_fun
@@ -75,3 +80,32 @@ class TorchAutodiff:
 
     def stop_gradient(self, x):
         return x.detach() if isinstance(x, torch.Tensor) else x
+
+
+class _AuxLeaves:
+    """The non-tensor leaves of a function's ``aux`` output, kept aside: ``torch.func``
+    accepts only tensors there, where ``jax.grad(has_aux=True)`` passes any pytree through."""
+
+    def __init__(self):
+        self.structure = None
+
+    def split(self, aux):
+        leaves, self.structure = tree.flatten(aux)
+        self.kept = [None if isinstance(leaf, torch.Tensor) else leaf for leaf in leaves]
+        return [leaf for leaf in leaves if isinstance(leaf, torch.Tensor)]
+
+    def rebuild(self, tensors):
+        tensors = iter(tensors)
+        return tree.unflatten(self.structure, [next(tensors) if leaf is None else leaf
+                                               for leaf in self.kept])
+
+
+def _tensor_aux(fun):
+    """``fun`` returning ``(value, tensor leaves of aux)``, and the keeper of the rest."""
+    others = _AuxLeaves()
+
+    def inner(*args, **kwargs):
+        value, aux = fun(*args, **kwargs)
+        return value, others.split(aux)
+
+    return inner, others

@@ -94,3 +94,69 @@ def test_a_keyword_of_another_library_names_numpys(backend):
     with pytest.raises(TypeError, match=r"^ppl\.ops\.sum\(\) got an unexpected keyword "
                                         r"argument 'bogus'\.$"):
         ops.sum(x, bogus=1)
+
+
+@pytest.mark.parametrize("grad_op", ["grad", "value_and_grad"])
+def test_grad_of_a_function_that_is_not_scalar_valued(backend, grad_op):
+    """``grad`` differentiates scalar functions only: a vector output or ``None`` is an error
+    naming the op on every backend (autograd and TensorFlow's tape silently differentiated the
+    sum of a vector output; ``None`` gave autograd's "Can't find vector space")."""
+    op = getattr(ops, grad_op)
+    for fun, got in [(lambda x: x ** 2, r"an array of shape \(3,\)"), (lambda x: None, "None")]:
+        with pytest.raises(TypeError, match=rf"^ppl\.ops\.{grad_op}: the function must return a "
+                                            rf"scalar \(shape \(\)\) to differentiate, got {got}"):
+            op(fun)(ops.ones(3))
+    with pytest.raises(TypeError, match=r"has_aux=True\): the function must return a pair"):
+        op(lambda x: ops.sum(x), has_aux=True)(ops.ones(3))
+    # scalar functions, under vmap and jit too, against the analytic gradient 2x
+    x = np.array([[1.0, -2.0, 0.5], [3.0, 0.0, -1.0]], np.float32)
+    g = ops.vmap(ops.grad(lambda v: ops.sum(v ** 2)))(ops.asarray(x))
+    np.testing.assert_allclose(ops.to_numpy(g), 2 * x, rtol=1e-6)
+    g = ops.jit(ops.grad(lambda v: ops.sum(v ** 2)))(ops.asarray(x[0]))
+    np.testing.assert_allclose(ops.to_numpy(g), 2 * x[0], rtol=1e-6)
+
+
+def test_grad_passes_an_aux_of_any_kind_through(backend):
+    """``has_aux=True`` returns the aux output as given, Python values included, as
+    ``jax.grad`` does (torch's ``torch.func`` accepted tensors only: "Expected tensors, got
+    unsupported type <class 'str'>")."""
+    x = np.array([1.0, -2.0, 0.5], np.float32)
+
+    def fun(v):
+        return ops.sum(v ** 3), {"twice": 2 * v, "label": "cubes", "meta": (None, 3, 1.5)}
+
+    g, aux = ops.grad(fun, has_aux=True)(ops.asarray(x))
+    np.testing.assert_allclose(ops.to_numpy(g), 3 * x ** 2, rtol=1e-6)
+    np.testing.assert_allclose(ops.to_numpy(aux["twice"]), 2 * x)
+    assert (aux["label"], aux["meta"]) == ("cubes", (None, 3, 1.5))
+    (value, aux), g = ops.value_and_grad(fun, has_aux=True)(ops.asarray(x))
+    np.testing.assert_allclose(float(ops.to_numpy(value)), np.sum(x ** 3), rtol=1e-6)
+    assert aux["label"] == "cubes"
+
+
+def test_vmap_of_an_argument_without_the_mapped_axis(backend):
+    """A 0-d argument mapped over axis 0 is an error that names vmap and the fix (numpy and
+    TensorFlow raised "tuple index out of range"; JAX and torch say it in their own words)."""
+    with pytest.raises(ValueError, match=r"vmap"):
+        ops.vmap(lambda x: x * 2)(ops.asarray(1.0))
+    with pytest.raises(ValueError, match=r"vmap"):
+        ops.vmap(lambda x, y: x * y)(ops.ones(3), ops.ones(4))
+    out = ops.vmap(lambda x, y: x * y, in_axes=(0, None))(ops.ones(3), ops.asarray(2.0))
+    np.testing.assert_allclose(ops.to_numpy(out), [2.0, 2.0, 2.0])
+
+
+def test_random_shapes_are_checked_alike(backend):
+    """A sampler's shape must hold ints >= 0 on every backend (torch's ``normal`` returned an
+    empty draw for ``(-1, 2)``; the others raised their framework's error, JAX "Invalid type");
+    an int is a 1-d shape, NumPy integers count as ints."""
+    key = rnd.key(0)
+    for shape in [(-1, 2), (2.5,), (True,), "ab"]:
+        with pytest.raises(ValueError, match=r"^ppl\.random\.normal: shape must be a tuple of "
+                                             r"ints >= 0, got "):
+            rnd.normal(key, shape)
+    with pytest.raises(ValueError, match=r"^ppl\.random\.gamma: shape must be"):
+        rnd.gamma(key, 2.0, shape=(2, -3))
+    assert tuple(ops.shape(rnd.normal(key, 3))) == (3,)
+    assert tuple(ops.shape(rnd.uniform(key, [2, np.int64(3)]))) == (2, 3)
+    assert tuple(ops.shape(rnd.gamma(key, 2.0, shape=np.int64(4)))) == (4,)
+    assert tuple(ops.shape(rnd.normal(key, (0, 2)))) == (0, 2)

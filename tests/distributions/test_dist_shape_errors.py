@@ -110,3 +110,34 @@ def test_a_keyword_the_family_lacks_names_the_family_and_its_arguments(backend):
         dist.Normal(loc=0.0, sd=1.0)
     with pytest.raises(TypeError, match=r"^Gamma\(\) got an unexpected keyword argument 'scale'"):
         dist.Gamma(concentration=2.0, scale=1.0)
+
+
+# (id, build the distribution, shape of a value that does not broadcast with it)
+VALUE_CASES = [
+    ("Normal", lambda: dist.Normal(_a(3, 0.0), 1.0), (4,)),
+    ("Gamma", lambda: dist.Gamma(_a((2, 3)), 1.0), (2, 4)),
+    ("Poisson", lambda: dist.Poisson(_a(3)), (5,)),
+    ("MultivariateNormal", lambda: dist.MultivariateNormal(_a(3, 0.0), _eye((), 3)), (4,)),
+    ("Dirichlet", lambda: dist.Dirichlet(_a(3)), (2, 4)),
+    ("Independent", lambda: dist.Normal(_a(3, 0.0), 1.0).to_event(1), (2, 4)),
+]
+
+
+@pytest.mark.dtypes("float32")
+@pytest.mark.parametrize("case", VALUE_CASES, ids=[c[0] for c in VALUE_CASES])
+def test_log_prob_of_a_value_that_does_not_broadcast(case, backend):
+    """``log_prob`` of a value whose shape does not broadcast with the batch and event shapes
+    names the family, both shapes and the fix (it was the backend op's own error: jax "sub got
+    incompatible shapes", torch "The size of tensor a (4) must match", TensorFlow's
+    InvalidArgumentError)."""
+    name, build, shape = case
+    d = build()
+    batch, event = d.batch_shape, d.event_shape
+    expected = (f"{name}.log_prob: a value of shape {shape} does not broadcast with the "
+                f"distribution's batch shape {batch} and event shape {event}; pass a value of "
+                f"shape sample_shape + {tuple(batch) + tuple(event)}")
+    with pytest.raises(ValueError, match=re.escape(expected)):
+        d.log_prob(_a(shape, 0.5))
+    # what broadcasts is still accepted: a sample shape in front, size-1 dims
+    ok = d.log_prob(_a((2,) + tuple(batch) + tuple(event), 0.25))
+    assert tuple(ops.shape(ok)) == (2,) + tuple(batch)
