@@ -134,7 +134,9 @@ class TensorflowRandom:
         a = tf.cast(self._in(a), dt)
         shape = self.shape(a) if shape is None else _shape(shape)
         a = tf.broadcast_to(a, shape)
-        return tf.random.stateless_gamma(shape, self._seed(key), alpha=a, dtype=dt)
+        draws = tf.random.stateless_gamma(shape, self._seed(key), alpha=a, dtype=dt)
+        # a = 0 is a point mass at 0, as jax.random.gamma gives (TensorFlow: the dtype's tiny)
+        return tf.where(tf.equal(a, 0.0), tf.zeros_like(draws), draws)
 
     def random_poisson(self, key, lam, shape=None, dtype=None):
         """Poisson counts, ``int64`` unless ``dtype`` says otherwise.
@@ -159,13 +161,15 @@ class TensorflowRandom:
 
     def random_randint(self, key, shape, minval, maxval, dtype=None):
         dt = tf.int64 if dtype is None else self._dt(dtype)
+        # an empty range (maxval <= minval) gives minval, as jax.random.randint
         if isinstance(minval, _Tensor) or isinstance(maxval, _Tensor):
             lo = tf.cast(self._in(minval), self._float)
-            hi = tf.cast(self._in(maxval), self._float)
+            hi = tf.maximum(tf.cast(self._in(maxval), self._float), lo + 1)
             u = self.random_uniform(key, shape)
             return tf.cast(tf.minimum(tf.floor(lo + u * (hi - lo)), hi - 1), dt)
         r = tf.random.stateless_uniform(_shape(shape), self._seed(key), minval=int(minval),
-                                        maxval=int(maxval), dtype=tf.int64, alg="philox")
+                                        maxval=max(int(maxval), int(minval) + 1),
+                                        dtype=tf.int64, alg="philox")
         return tf.cast(r, dt)
 
     def random_binomial(self, key, n, p, shape=None, dtype=None):
@@ -174,8 +178,13 @@ class TensorflowRandom:
         n, p = tf.cast(self._in(n), dt), tf.cast(self._in(p), dt)
         shape = tuple(tf.broadcast_static_shape(n.shape, p.shape).as_list()) if shape is None \
             else _shape(shape)
-        return tf.random.stateless_binomial(shape, self._seed(key), tf.broadcast_to(n, shape),
-                                            tf.broadcast_to(p, shape), output_dtype=dt)
+        n, p = tf.broadcast_to(n, shape), tf.broadcast_to(p, shape)
+        # n < 0, p outside [0, 1] or NaN give NaN, as jax.random.binomial (TensorFlow: numbers)
+        bad = (n < 0) | (p < 0) | (p > 1) | tf.math.is_nan(n) | tf.math.is_nan(p)
+        draws = tf.random.stateless_binomial(
+            shape, self._seed(key), tf.where(bad, tf.zeros_like(n), n),
+            tf.where(bad, tf.fill(shape, tf.constant(0.5, dt)), p), output_dtype=dt)
+        return tf.where(bad, tf.fill(shape, tf.constant(np.nan, dt)), draws)
 
     def random_permutation(self, key, x, axis=0, independent=False):
         if isinstance(x, _Tensor | np.ndarray) and np.ndim(x) > 0:

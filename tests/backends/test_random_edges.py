@@ -142,24 +142,23 @@ INVALID = [
     ("binomial p>1", lambda k: rnd.binomial(k, 10.0, 1.5, (3,)), np.nan),
     ("binomial p=nan", lambda k: rnd.binomial(k, 10.0, math.nan, (3,)), np.nan),
 ]
-#: cases backends/tensorflow/random.py does not follow yet (another owner's file)
-TENSORFLOW_PENDING = {"gamma a=0", "randint lo>hi", "randint lo=hi", "binomial n<0",
-                      "binomial p>1", "binomial p=nan"}
 
 
 @pytest.mark.parametrize("case, draw, expected",
                          [pytest.param(i, d, e, id=i) for i, d, e in INVALID])
 def test_invalid_parameters_as_jax_random(backend, case, draw, expected):
-    if backend.name == "tensorflow" and case in TENSORFLOW_PENDING:
-        pytest.xfail("backends/tensorflow/random.py does not follow jax.random here yet")
     x = ops.to_numpy(draw(rnd.key(0))).astype(np.float64)
     np.testing.assert_array_equal(x, np.full(x.shape, expected))
 
 
-@pytest.mark.backends("numpy", "jax", "torch")
 def test_invalid_entries_leave_valid_ones_alone(backend):
     """Only the invalid entries of a parameter array are replaced."""
     a = ops.to_numpy(rnd.gamma(rnd.key(0), ops.asarray([2.0, -1.0, 3.0])))
     assert np.isnan(a[1]) and np.all(a[[0, 2]] > 0)
     lam = ops.to_numpy(rnd.poisson(rnd.key(0), ops.asarray([4.0, math.nan, 0.0])))
     assert lam[1] == -1 and lam[0] >= 0 and lam[2] == 0
+    b = ops.to_numpy(rnd.binomial(rnd.key(0), ops.asarray([10.0, -1.0, 10.0]),
+                                  ops.asarray([0.3, 0.3, 1.5])))
+    assert np.isnan(b[1]) and np.isnan(b[2]) and 0 <= b[0] <= 10 and b[0] == int(b[0])
+    g = ops.to_numpy(rnd.gamma(rnd.key(0), ops.asarray([0.0, 2.0])))
+    assert g[0] == 0.0 and g[1] > 0
