@@ -16,7 +16,6 @@ chain's first draw is not finite does the per-chain retry loop run.
 
 from __future__ import annotations
 
-import weakref
 from collections.abc import Callable
 from typing import Any, NamedTuple
 
@@ -29,6 +28,7 @@ from ppl.handlers import seed, substitute, trace
 from ppl.inference.chain_plate import ChainPlate, chain_plate
 from ppl.inference.initialization import init_to_uniform, site_shape
 from ppl.inference.program_data import as_backend_data, data_key, per_chain, split_data
+from ppl.inference.recent import RecentModels
 from ppl.inference.util import (
     ParamLayout,
     constrain_fn,
@@ -65,7 +65,7 @@ class ModelInfo(NamedTuple):
 
 
 #: model -> {(backend, argument structure, layout): compiled start (:func:`_batched_start`)}
-_CHECKS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+_CHECKS = RecentModels(8)
 
 
 def _batched_start(model, potential_of_args, layout, enumerated, model_args, model_kwargs):
@@ -73,10 +73,7 @@ def _batched_start(model, potential_of_args, layout, enumerated, model_args, mod
     model (see the module docstring)."""
     data, rebuild, static = split_data(model_args, model_kwargs)
     key = (data_key(static, layout), enumerated)
-    try:
-        cache = _CHECKS.setdefault(model, {})
-    except TypeError:                     # a model that cannot be weakly referenced
-        cache = {}
+    cache = _CHECKS.of(model)
     if key not in cache:
         value_and_grad = per_chain(potential_of_args, rebuild, ops.value_and_grad)
 

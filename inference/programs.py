@@ -26,7 +26,6 @@ A program also holds the map from unconstrained draws back to the model's sites
 
 from __future__ import annotations
 
-import weakref
 from collections.abc import Callable
 from typing import NamedTuple
 
@@ -40,12 +39,14 @@ from ppl.inference.program_data import (
     split_data,
     static_key,
 )
+from ppl.inference.recent import RecentModels
 
 __all__ = ["Program", "split_data", "get_program"]
 
 #: the model (or potential function) -> {(kernel type and settings, backend, data, shards):
-#: Program}: a new kernel of the same settings on the same model finds what an earlier one built
-_CACHE: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+#: Program}: a new kernel of the same settings on the same model finds what an earlier one
+#: built; the programs of the last 8 models run are kept
+_CACHE = RecentModels(8)
 #: what the programs do not hold: the model (the cache's key) and the starting points' strategy
 #: (starting points are an input of the programs)
 _NOT_SETTINGS = ("model", "potential_fn", "init_strategy")
@@ -74,11 +75,7 @@ def _settings(kernel) -> tuple:
 
 def _programs_of(kernel) -> dict:
     """The cached programs of ``kernel``'s model (or potential function), by key."""
-    owner = kernel.potential_fn if kernel.model is None else kernel.model
-    try:
-        return _CACHE.setdefault(owner, {})
-    except TypeError:                     # a model that cannot be weakly referenced
-        return _CACHE.setdefault(kernel, {})
+    return _CACHE.of(kernel.potential_fn if kernel.model is None else kernel.model)
 
 
 def _build_chunk(iteration_of: Callable, empty_draw: Callable, num_shards: int):

@@ -126,3 +126,31 @@ def test_a_new_kernel_of_the_same_settings_builds_no_new_programs(backend, monke
     assert len(built) == 3, built
     _run(*_data(2), model=model)
     assert len(built) == 3 + backend.numpy_operands, built
+
+
+@pytest.mark.filterwarnings("ignore::UserWarning")
+@pytest.mark.dtypes("float32")
+@pytest.mark.backends("jax")
+def test_programs_of_models_defined_anew_are_let_go(backend, monkeypatch):
+    """Programs close over their model, so a cache keyed weakly on the model never freed them:
+    a model defined anew in a loop (a notebook cell run again) kept ~25 MB of programs each on
+    JAX for the life of the process. The caches keep the last 8 models run; the most recent
+    ones still reuse their programs."""
+    cache = programs_module.RecentModels(8)
+    monkeypatch.setattr(programs_module, "_CACHE", cache)
+    built = []
+    build = programs_module._build_chunk
+    monkeypatch.setattr(programs_module, "_build_chunk",
+                        lambda *a, **k: built.append(1) or build(*a, **k))
+    data = tuple(map(ops.asarray, _data(1, n=4)))
+    models = [new_regression() for _ in range(10)]
+    for model in models:
+        MCMC(NUTS(model), num_warmup=3, num_samples=2, progress_bar=False).run(0, *data[:2],
+                                                                             y=data[2])
+    assert len(cache) == 8 and len(built) == 10
+    MCMC(NUTS(models[-1]), num_warmup=3, num_samples=2, progress_bar=False).run(1, *data[:2],
+                                                                              y=data[2])
+    assert len(built) == 10                        # the last model's programs are still there
+    MCMC(NUTS(models[0]), num_warmup=3, num_samples=2, progress_bar=False).run(1, *data[:2],
+                                                                             y=data[2])
+    assert len(built) == 11 and len(cache) == 8    # the first model's were dropped
