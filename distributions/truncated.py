@@ -1,9 +1,10 @@
 """The truncated normal distribution.
 
-Sampling inverts the CDF, reflecting the interval to the left tail first (where ``ndtr`` keeps
-its relative precision), and the normalizer is computed in log space, so intervals far in a tail
-stay accurate (the same reflection trick as in Chopin 2011, "Fast simulation of truncated
-Gaussian distributions", but with the inverse-CDF draw).
+Sampling inverts the CDF, reflecting the interval to the left tail first (where ``log_ndtr``
+keeps its relative precision), with the target probability in log space inverted by
+``ops.ndtri_exp``; the normalizer is computed in log space too, so intervals far in a tail stay
+accurate (the reflection of Chopin 2011, "Fast simulation of truncated Gaussian distributions",
+with an inverse-CDF draw).
 
 >>> import ppl
 >>> import ppl.distributions as dist
@@ -24,7 +25,7 @@ from ppl.distributions.parametrization import set_parameters
 from ppl.distributions.util import (
     HALF_LOG_2PI,
     as_float,
-    clamp_probs,
+    finfo,
     log1mexp,
     mask_outside,
     restrict,
@@ -106,10 +107,12 @@ class TruncatedNormal(Distribution):
     def sample(self, key, sample_shape=()):
         shape = self.shape(sample_shape)
         _, _, flip, ra, rb = self._bounds()
-        pa, pb = _ndtr(ra), _ndtr(rb)
-        u = random.uniform(key, shape)
-        p = clamp_probs(pa + u * (pb - pa))
-        z = ops.minimum(ops.maximum(ops.ndtri(p), ra), rb)
+        la, lb = _log_ndtr(ra), _log_ndtr(rb)
+        v = 1.0 - random.uniform(key, shape)                    # in (0, 1]
+        # log p for p = Phi(ra) + v (Phi(rb) - Phi(ra)), below 1 - eps (ndtri(1) is inf)
+        log_p = lb + ops.log(v + (1.0 - v) * ops.exp(la - lb))
+        log_p = ops.minimum(log_p, -float(finfo(log_p).eps))
+        z = ops.minimum(ops.maximum(ops.ndtri_exp(log_p), ra), rb)
         z = ops.where(flip, -z, z)
         return self.loc + self.scale * z
 

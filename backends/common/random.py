@@ -18,10 +18,6 @@ from ppl.backends.common.dtypes import dtype_name
 
 __all__ = ["Random"]
 
-_LOG_2PI = math.log(2.0 * math.pi)
-#: below this ``log p`` a truncated normal's draw inverts ``log_ndtr`` instead of ``ndtri``
-_TAIL_LOG_P = -10.0
-
 
 class Random:
     """Key ops, primitive samplers and derived samplers."""
@@ -149,13 +145,9 @@ class Random:
         reflected to ``[-upper, -lower]`` (and the draw negated), so both bounds' ``ndtr`` stay
         in the left tail, where they keep their relative precision (the reflection of Chopin
         2011, "Fast simulation of truncated Gaussian distributions", Stat. Comput. 21), and the
-        target probability ``p`` is formed in log space from ``log_ndtr``. Where ``p > e^-10``
-        it is inverted with ``ndtri``; below, by Newton's method on ``log_ndtr``
-        (:meth:`_ndtri_of_log`), which every backend computes accurately to any depth, where
-        ``ndtr`` underflows (beyond ~37.5 standard deviations in float64, ~13 in float32) and
-        ``ndtri``'s tail accuracy varies (XLA's, under TensorFlow's ``jit``, is ``-inf`` from
-        ``p ~ 1e-8`` in float32). ``dist.TruncatedNormal`` uses the same reflection but inverts
-        ``ndtr`` directly, so its far tails (past ``ndtr``'s underflow) are less exact.
+        target probability ``p`` is formed in log space from ``log_ndtr`` and inverted with
+        ``ndtri_exp``, accurate where ``ndtr`` underflows (beyond ~37.5 standard deviations in
+        float64, ~13 in float32). ``dist.TruncatedNormal`` samples the same way.
 
         An infinite bound leaves that side open; ``lower == upper`` gives that value. An empty
         interval (``lower > upper``) or a NaN bound gives NaN, as other invalid parameters do
@@ -172,26 +164,10 @@ class Random:
         # log p for p = Phi(a) + v (Phi(b) - Phi(a)), below 1 - eps (ndtri(1) is inf)
         log_p = lb + self.log(v + (1.0 - v) * self.exp(la - lb))
         log_p = self.minimum(log_p, -eps)
-        tail = log_p < _TAIL_LOG_P
-        z = self.where(tail, self._ndtri_of_log(self.minimum(log_p, _TAIL_LOG_P)),
-                       self.ndtri(self.exp(self.maximum(log_p, _TAIL_LOG_P))))
+        z = self.ndtri_exp(log_p)
         z = self.minimum(self.maximum(z, a), b)
         z = self.where(flip, -z, z)
         return self.where(lower <= upper, z, self.zeros_like(z) + math.nan)
-
-    def _ndtri_of_log(self, log_p, steps: int = 3):
-        """``ndtri(exp(log_p))`` for ``log_p <= -10``: Newton's method on ``log_ndtr(z) = log_p``
-        (slope ``phi(z) / Phi(z)``) from the root of its asymptotic form ``log Phi(z) ~ -z^2/2 -
-        log(-z) - log(2 pi)/2`` (Abramowitz & Stegun 1964, 26.2.12), ``z^2 ~ t - log t - log 2 pi``
-        with ``t = -2 log_p``. The start is within 0.5 % of the root and each step squares the
-        error: three steps reach float64's precision."""
-        t = -2.0 * log_p
-        z = -self.sqrt(t - self.log(t) - _LOG_2PI)
-        for _ in range(steps):
-            log_phi = -0.5 * z * z - 0.5 * _LOG_2PI
-            lz = self.log_ndtr(z)
-            z = z - (lz - log_p) * self.exp(lz - log_phi)
-        return z
 
     def random_permutation(self, key, x, axis=0, independent=False):
         """``jax.random.permutation``: a permutation of ``range(x)`` for an int ``x``, else

@@ -10,6 +10,10 @@ from ppl.backends.common.dtypes import floating
 
 __all__ = ["Special"]
 
+_LOG_2PI = math.log(2.0 * math.pi)
+#: below this ``y``, :meth:`Special.ndtri_exp` solves ``log_ndtr(z) = y`` by Newton's method
+_TAIL_LOG_P = -10.0
+
 
 class Special:
     """``scipy.special``'s functions that probabilistic code needs (primitives and composites)."""
@@ -66,3 +70,21 @@ class Special:
     @floating()
     def ndtr(self, x):
         return 0.5 * self.erfc(-x / math.sqrt(2.0))
+
+    @floating()
+    def ndtri_exp(self, y):
+        """``ndtri(exp(y))`` for ``y <= 0`` (``scipy.special.ndtri_exp``), accurate where
+        ``exp(y)`` underflows or ``ndtri`` loses its tail (XLA's, under TensorFlow's ``jit``, is
+        ``-inf`` from ``p ~ 1e-8`` in float32). Above ``y = -10``: ``ndtri(exp(y))``. Below:
+        Newton's method on ``log_ndtr(z) = y`` (slope ``phi(z) / Phi(z)``) from the root of its
+        asymptotic form ``log Phi(z) ~ -z^2/2 - log(-z) - log(2 pi)/2`` (Abramowitz & Stegun
+        1964, 26.2.12), ``z^2 ~ t - log t - log 2 pi`` with ``t = -2 y``: the start is within
+        0.5 % of the root and each step squares the error, so three reach float64's precision.
+        Both branches see safe arguments, so gradients stay finite."""
+        tail = y < _TAIL_LOG_P
+        t = -2.0 * self.minimum(y, _TAIL_LOG_P)
+        z = -self.sqrt(t - self.log(t) - _LOG_2PI)
+        for _ in range(3):
+            lz = self.log_ndtr(z)
+            z = z - (lz + 0.5 * t) * self.exp(lz + 0.5 * z * z + 0.5 * _LOG_2PI)
+        return self.where(tail, z, self.ndtri(self.exp(self.maximum(y, _TAIL_LOG_P))))

@@ -411,6 +411,8 @@ def _special():
         _unary("ndtri", sp.ndtri, U(0.02, 0.98, 3, 4)),
         _unary("log_ndtr", sp.log_ndtr, U(-4, 4, 3, 4)),
         _unary("log_ndtr", sp.log_ndtr, U(-35, -6, 5), label="tail"),
+        _unary("ndtri_exp", sp.ndtri_exp, U(-9, -0.05, 3, 4), jit=True),
+        _unary("ndtri_exp", sp.ndtri_exp, U(-600, -11, 5), label="tail", jit=True),
         Case("xlogy", (U(0, 2, 3, 4), U(0.1, 3, 3, 4)), sp.xlogy),
         Case("xlogy", (C(np.array([0.0, 0.0, 1.0])), C(np.array([0.0, 2.0, 3.0]))), sp.xlogy,
              grad=False, label="zero"),
