@@ -38,8 +38,14 @@ class _Compiled:
 
     def __init__(self, backend, fun):
         self.backend, self.fun = backend, fun
-        self.xla = tf.function(fun, jit_compile=True, autograph=False)
+        # traced through a function of the positional arguments alone: tf.function would
+        # otherwise trace fun's defaults too and fail on one it cannot hash (a dataclass),
+        # where jax.jit leaves defaults to Python
+        self.xla = tf.function(self._call, jit_compile=True, autograph=False)
         self.mode = "xla"
+
+    def _call(self, *args):
+        return self.fun(*args)
 
     def _convert(self, a):
         if isinstance(a, np.ndarray | np.generic | float | int) and not isinstance(a, bool):
@@ -64,7 +70,7 @@ class _Compiled:
                               RuntimeWarning, stacklevel=3)
         if self.mode == "graph":
             if not hasattr(self, "graph"):
-                self.graph = tf.function(self.fun, autograph=False)
+                self.graph = tf.function(self._call, autograph=False)
             return self.graph(*args)
         return self.fun(*args)
 

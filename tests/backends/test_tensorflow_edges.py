@@ -195,3 +195,23 @@ def test_error_functions_at_infinities_huge_arguments_and_nan_match_scipy(backen
                 compare(name, mode, "derivative", ops.to_numpy(wrap(grad)(ops.asarray(x))),
                         dwant)
     assert not wrong, wrong
+
+
+@pytest.mark.backends("tensorflow")
+def test_jit_leaves_a_functions_defaults_to_python(backend):
+    """``tf.function`` traced a function's default arguments too and could not hash a dataclass
+    there, so the function fell back to eager for good (with a warning); as ``jax.jit`` the
+    defaults are Python values of the trace."""
+    import dataclasses
+
+    @dataclasses.dataclass
+    class Settings:
+        factor: float = 3.0
+
+    def f(x, settings=Settings()):
+        return x * settings.factor
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        out = ops.jit(f)(ops.ones(3))
+    np.testing.assert_allclose(ops.to_numpy(out), [3.0, 3.0, 3.0])
