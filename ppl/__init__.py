@@ -10,11 +10,20 @@ from __future__ import annotations
 from ppl import diagnostics, handlers, ops, random
 from ppl._state import available_backends, get_backend, set_backend, use_backend
 from ppl.comparison import ComparisonReport, compare
-from ppl.primitives import deterministic, factor, markov, param, plate, prng_key, sample
+from ppl.primitives import (
+    deterministic,
+    factor,
+    markov,
+    param,
+    plate,
+    plate_stack,
+    prng_key,
+    sample,
+)
 
 __version__ = "0.1.0"
 
 __all__ = ["available_backends", "get_backend", "set_backend", "use_backend", "ops", "random",
            "diagnostics", "__version__", "sample", "param", "deterministic", "factor", "plate",
-           "markov", "prng_key",
+           "plate_stack", "markov", "prng_key",
            "handlers", "compare", "ComparisonReport"]

@@ -1,5 +1,6 @@
-"""Conditional independence in the model language: ``plate`` (with subsampling) and
-``markov`` (a loop whose enumerated sites recycle their batch dimensions).
+"""Conditional independence in the model language: ``plate`` (with subsampling), ``plate_stack``
+(several contiguous plates at once) and ``markov`` (a loop whose enumerated sites recycle their
+batch dimensions).
 
 A plate broadcasts the sites inside it along one batch dimension and records a
 :class:`CondIndepStackFrame` in each site's ``cond_indep_stack``; with ``subsample_size`` it draws
@@ -11,14 +12,16 @@ stochastic-gradient methods (Hoffman et al., 2013, "Stochastic Variational Infer
 
 from __future__ import annotations
 
+import contextlib
 import itertools
+from collections.abc import Iterator, Sequence
 from typing import NamedTuple
 
 from ppl import ops
 from ppl import random as _random
 from ppl._messenger import Messenger, apply_stack, check_name, get_stack, new_message
 
-__all__ = ["plate", "markov", "CondIndepStackFrame"]
+__all__ = ["plate", "plate_stack", "markov", "CondIndepStackFrame"]
 
 
 class CondIndepStackFrame(NamedTuple):
@@ -209,6 +212,54 @@ class plate(Messenger):
             msg["fn"] = fn.expand(new)
         if sample_shape:
             msg["kwargs"]["sample_shape"] = ()
+
+
+@contextlib.contextmanager
+def plate_stack(prefix: str, sizes: Sequence[int], rightmost_dim: int = -1) -> Iterator[None]:
+    """Enter one plate per entry of ``sizes``, on the contiguous batch dimensions
+    ``rightmost_dim - len(sizes) + 1, ..., rightmost_dim`` (NumPyro's ``plate_stack``).
+
+    The last size is the rightmost dimension: plate ``f"{prefix}_0"`` has size ``sizes[-1]``
+    at dim ``rightmost_dim``, plate ``f"{prefix}_1"`` size ``sizes[-2]`` at
+    ``rightmost_dim - 1``, and so on, so a site inside gets batch shape ``tuple(sizes)`` (for
+    ``rightmost_dim=-1``). Handy to declare a batch shape taken from data, ``x.shape``.
+
+    Parameters
+    ----------
+    prefix
+        Name prefix of the plates.
+    sizes
+        Plate sizes, leftmost first (a shape).
+    rightmost_dim
+        The (negative) batch dimension of the last plate.
+
+    Examples
+    --------
+    >>> import ppl, ppl.distributions as dist
+    >>> with ppl.handlers.seed(rng_seed=0), ppl.handlers.trace() as tr:
+    ...     with ppl.plate_stack("data", (2, 3)):
+    ...         x = ppl.sample("x", dist.Normal(0.0, 1.0))
+    >>> ppl.ops.shape(x), [(f.name, f.dim, f.size) for f in tr["x"]["cond_indep_stack"]]
+    ((2, 3), [('data_1', -2, 2), ('data_0', -1, 3)])
+    """
+    check_name(prefix, "plate_stack")
+    if isinstance(rightmost_dim, bool) or not isinstance(rightmost_dim, int) \
+            or rightmost_dim >= 0:
+        raise ValueError(
+            f"ppl.plate_stack({prefix!r}, rightmost_dim=...): rightmost_dim must be a negative "
+            f"integer (a batch dimension counted from the right), got {rightmost_dim!r}.")
+    try:
+        sizes = list(sizes)
+    except TypeError:
+        raise TypeError(
+            f"ppl.plate_stack({prefix!r}, sizes): sizes must be a sequence of positive "
+            f"integers (a shape such as (2, 3)), got {sizes!r}.") from None
+    plates = [plate(f"{prefix}_{i}", size, dim=rightmost_dim - i)
+              for i, size in enumerate(reversed(sizes))]
+    with contextlib.ExitStack() as stack:
+        for p in plates:
+            stack.enter_context(p)
+        yield
 
 
 _LOOP_IDS = itertools.count()

@@ -1,5 +1,6 @@
-"""The model language: ``sample``, ``param``, ``deterministic``, ``factor``, ``prng_key``, and
-(from :mod:`ppl.plates`) ``plate`` and ``markov``.
+"""The model language: ``sample`` (with ``obs_mask`` for missing data), ``param``,
+``deterministic``, ``factor``, ``prng_key``, and (from :mod:`ppl.plates`) ``plate``,
+``plate_stack`` and ``markov``.
 
 A model is a plain Python function that calls these primitives::
 
@@ -23,20 +24,24 @@ sampling, conditioning, log-density evaluation and prediction.
 
 from __future__ import annotations
 
+import numpy as np
+
 from ppl import ops
+from ppl import random as _random
 from ppl._messenger import apply_stack, check_name, get_stack, new_message
 from ppl.distributions import Unit, constraints
-from ppl.plates import CondIndepStackFrame, markov, plate
+from ppl.plates import CondIndepStackFrame, markov, plate, plate_stack
 
-__all__ = ["sample", "param", "deterministic", "factor", "prng_key", "plate", "markov",
-           "CondIndepStackFrame"]
+__all__ = ["sample", "param", "deterministic", "factor", "prng_key", "plate", "plate_stack",
+           "markov", "CondIndepStackFrame"]
 
 def _as_array(x):
     """Data given as Python/NumPy values becomes an array of the active backend."""
     return x if ops.is_array(x) else ops.asarray(x)
 
 
-def sample(name: str, fn, obs=None, *, rng_key=None, sample_shape=(), infer=None):
+def sample(name: str, fn, obs=None, *, obs_mask=None, rng_key=None, sample_shape=(),
+           infer=None):
     """Declare a random variable ``name`` with distribution ``fn``.
 
     Parameters
@@ -47,6 +52,18 @@ def sample(name: str, fn, obs=None, *, rng_key=None, sample_shape=(), infer=None
         A distribution (``ppl.distributions``).
     obs
         Observed value: the site is conditioned on it and ``sample`` returns it.
+    obs_mask
+        Boolean array broadcastable with the site's batch shape, true where ``obs`` is
+        observed: missing-data imputation as in NumPyro. The site splits into the latent site
+        ``f"{name}_unobserved"``, the observed site ``f"{name}_observed"`` (its log-density
+        masked by ``obs_mask``) and the deterministic site ``name``, ``where(obs_mask, obs,
+        unobserved)``, which ``sample`` returns. Entries of ``obs`` where ``obs_mask`` is
+        false are never read (``NaN`` is fine). With ``obs=None`` both parts are drawn
+        (prediction). Unlike NumPyro, the latent site keeps its prior density at the observed
+        entries too, where nothing else reads it: NumPyro drops it there, which leaves those
+        entries improper (flat) and is why NumPyro warns against ``obs_mask`` under MCMC;
+        here they are proper nuisance draws, the posterior of every other site is the same,
+        and NUTS works. Without any handler active, ``obs_mask`` is checked and ignored.
     rng_key
         A key to draw with, overriding the one a ``seed`` handler would supply.
     sample_shape
@@ -63,7 +80,10 @@ def sample(name: str, fn, obs=None, *, rng_key=None, sample_shape=(), infer=None
     ------
     ValueError
         When a draw is needed and no key is available: run the model under
-        ``ppl.handlers.seed(model, rng_seed=0)``.
+        ``ppl.handlers.seed(model, rng_seed=0)``; or when ``obs_mask`` does not broadcast with
+        the site's batch shape.
+    TypeError
+        When ``obs_mask`` is not boolean.
 
     Examples
     --------
@@ -72,6 +92,12 @@ def sample(name: str, fn, obs=None, *, rng_key=None, sample_shape=(), infer=None
     ...     x = ppl.sample("x", dist.Normal(0.0, 1.0))
     >>> ppl.ops.shape(x)
     ()
+    >>> import numpy as np
+    >>> y = np.array([0.5, np.nan, 1.5])
+    >>> with ppl.handlers.seed(rng_seed=0), ppl.handlers.trace() as tr:
+    ...     z = ppl.sample("y", dist.Normal(0.0, 1.0), obs=y, obs_mask=~np.isnan(y))
+    >>> list(tr), bool(z[0] == 0.5), bool(ppl.ops.isnan(z[1]))
+    (['y_unobserved', 'y_observed', 'y'], True, False)
     """
     check_name(name, "sample")
     if not (hasattr(fn, "log_prob") and hasattr(fn, "sample")):
@@ -81,10 +107,89 @@ def sample(name: str, fn, obs=None, *, rng_key=None, sample_shape=(), infer=None
         )
     if obs is not None:
         obs = _as_array(obs)
+    if obs_mask is not None:
+        obs_mask, batch_shape = _check_obs_mask(name, fn, obs, obs_mask, sample_shape)
+        if get_stack():  # as NumPyro: without handlers, a plain sample
+            return _masked_sample(name, fn, obs, obs_mask, batch_shape, rng_key, infer)
     msg = new_message("sample", name, fn=fn, value=obs, is_observed=obs is not None,
                       kwargs={"rng_key": rng_key, "sample_shape": tuple(sample_shape)},
                       infer=infer)
     return apply_stack(msg)["value"]
+
+
+def _plate_shape():
+    """The batch shape the active plates give a site (size 1 where no plate is)."""
+    frames = [(h.dim, h.subsample_size) for h in get_stack() if isinstance(h, plate)]
+    shape = [1] * max([-dim for dim, _ in frames], default=0)
+    for dim, size in frames:
+        shape[dim] = size
+    return tuple(shape)
+
+
+def _check_obs_mask(name, fn, obs, obs_mask, sample_shape):
+    """``obs_mask`` as a boolean backend array, and the batch shape of the two parts of the
+    site (``fn``'s, broadcast with the mask's and the data's)."""
+    where = f"ppl.sample({name!r}, ..., obs_mask=...)"
+    if not ops.is_array(obs_mask):
+        raw = np.asarray(obs_mask)
+        if raw.dtype.kind != "b":
+            raise TypeError(
+                f"{where}: obs_mask must be boolean (True where obs is observed), got dtype "
+                f"{raw.dtype}; pass e.g. obs_mask=~np.isnan(y), or convert with .astype(bool).")
+        obs_mask = ops.asarray(raw)
+    elif ops.dtype_of(obs_mask) != "bool":
+        raise TypeError(
+            f"{where}: obs_mask must be boolean (True where obs is observed), got dtype "
+            f"{ops.dtype_of(obs_mask)}; pass e.g. obs_mask=~isnan(y), or compare (x > 0).")
+    if tuple(sample_shape):
+        raise ValueError(
+            f"{where}: sample_shape={tuple(sample_shape)} cannot be combined with obs_mask; "
+            f"give the distribution that batch shape instead (fn.expand(...) or a plate).")
+    event_ndim = len(fn.event_shape)
+    obs_batch = () if obs is None else tuple(ops.shape(obs))[:ops.ndim(obs) - event_ndim]
+    mask_shape = tuple(ops.shape(obs_mask))
+    try:
+        site_shape = np.broadcast_shapes(tuple(fn.batch_shape), obs_batch, _plate_shape())
+    except ValueError:
+        site_shape = None  # the plate or the distribution reports that mismatch
+    try:
+        if site_shape is not None:
+            np.broadcast_shapes(site_shape, mask_shape)
+        batch_shape = np.broadcast_shapes(tuple(fn.batch_shape), obs_batch, mask_shape)
+    except ValueError:
+        raise ValueError(
+            f"{where}: obs_mask of shape {mask_shape} does not broadcast with the site's "
+            f"batch shape {site_shape if site_shape is not None else tuple(fn.batch_shape)} "
+            f"(from fn.batch_shape {tuple(fn.batch_shape)}, obs and the enclosing plates); "
+            f"give obs_mask the batch shape of the data, one entry per observation "
+            f"(without event dims).") from None
+    return obs_mask, tuple(batch_shape)
+
+
+def _masked_sample(name, fn, obs, obs_mask, batch_shape, rng_key, infer):
+    """NumPyro's ``obs_mask`` split: a latent site for the missing entries, an observed site
+    masked to the present ones, and their interleaving as a deterministic site."""
+    if batch_shape != tuple(fn.batch_shape):
+        fn = fn.expand(batch_shape)
+    keys = (None, None) if rng_key is None else _random.split_keys(rng_key, 2)
+
+    def part(suffix, key, **extra):
+        msg = new_message("sample", f"{name}_{suffix}", fn=fn, infer=infer,
+                          kwargs={"rng_key": key, "sample_shape": ()}, **extra)
+        if "value" in extra:
+            msg["mask"] = obs_mask
+        return apply_stack(msg)["value"]
+
+    # the latent part is not masked: its entries at observed places keep their (proper) prior
+    latent = part("unobserved", keys[0])
+    observed_here = ops.reshape(obs_mask, tuple(ops.shape(obs_mask))
+                                + (1,) * len(fn.event_shape))
+    if obs is None:
+        observed = part("observed", keys[1])
+    else:  # the unread entries of obs (NaN, say) take the latent values: finite gradients
+        observed = part("observed", keys[1], value=ops.where(observed_here, obs, latent),
+                        is_observed=True)
+    return deterministic(name, ops.where(observed_here, observed, latent))
 
 
 def deterministic(name: str, value):
