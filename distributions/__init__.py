@@ -20,7 +20,13 @@ Where things live:
 ``bounded``       Beta, Uniform;  ``truncated``: TruncatedNormal
 ``discrete``      Bernoulli, Binomial, Poisson, NegativeBinomial, Geometric
 ``categorical``   Categorical, Multinomial
-``multivariate``  Dirichlet, MultivariateNormal, LKJCholesky
+``counts``        GammaPoisson, NegativeBinomial2, BetaBinomial, DirichletMultinomial
+``zero_inflated``  ZeroInflatedDistribution, ZeroInflatedPoisson,
+                  ZeroInflatedNegativeBinomial2
+``multivariate``  Dirichlet, MultivariateNormal, LKJCholesky;  ``low_rank``:
+                  LowRankMultivariateNormal
+``folded``        FoldedDistribution, HalfStudentT;  ``circular``: VonMises
+``extreme``       Gumbel, Pareto
 ``mixtures``      MixtureSameFamily;  ``transformed``: TransformedDistribution
 ``special``       Delta, ImproperUniform, Unit
 ``constraints``   supports and parameter sets;  ``transforms``: bijections and ``biject_to``
@@ -31,6 +37,13 @@ Where things live:
 from ppl.distributions import constraints, transforms
 from ppl.distributions.bounded import Beta, Uniform
 from ppl.distributions.categorical import Categorical, Multinomial
+from ppl.distributions.circular import VonMises
+from ppl.distributions.counts import (
+    BetaBinomial,
+    DirichletMultinomial,
+    GammaPoisson,
+    NegativeBinomial2,
+)
 from ppl.distributions.discrete import Bernoulli, Binomial, Geometric, NegativeBinomial, Poisson
 from ppl.distributions.distribution import (
     Distribution,
@@ -38,7 +51,10 @@ from ppl.distributions.distribution import (
     Independent,
     MaskedDistribution,
 )
+from ppl.distributions.extreme import Gumbel, Pareto
+from ppl.distributions.folded import FoldedDistribution, HalfStudentT
 from ppl.distributions.locscale import Cauchy, Laplace, Logistic, Normal, StudentT
+from ppl.distributions.low_rank import LowRankMultivariateNormal
 from ppl.distributions.mixtures import MixtureSameFamily
 from ppl.distributions.multivariate import Dirichlet, LKJCholesky, MultivariateNormal
 from ppl.distributions.positive import (
@@ -56,6 +72,11 @@ from ppl.distributions.transformed import TransformedDistribution
 from ppl.distributions.transforms import biject_to
 from ppl.distributions.truncated import TruncatedNormal
 from ppl.distributions.validation import enable_validation, is_validation_enabled, validate_sample
+from ppl.distributions.zero_inflated import (
+    ZeroInflatedDistribution,
+    ZeroInflatedNegativeBinomial2,
+    ZeroInflatedPoisson,
+)
 
 __all__ = [
     "constraints",
@@ -66,19 +87,25 @@ __all__ = [
     "validate_sample",
     "Bernoulli",
     "Beta",
+    "BetaBinomial",
     "Binomial",
     "Categorical",
     "Cauchy",
     "Chi2",
     "Delta",
     "Dirichlet",
+    "DirichletMultinomial",
     "Distribution",
     "ExpandedDistribution",
     "Exponential",
+    "FoldedDistribution",
     "Gamma",
+    "GammaPoisson",
     "Geometric",
+    "Gumbel",
     "HalfCauchy",
     "HalfNormal",
+    "HalfStudentT",
     "ImproperUniform",
     "Independent",
     "InverseGamma",
@@ -86,17 +113,24 @@ __all__ = [
     "Laplace",
     "LogNormal",
     "Logistic",
+    "LowRankMultivariateNormal",
     "MaskedDistribution",
     "MixtureSameFamily",
     "Multinomial",
     "MultivariateNormal",
     "NegativeBinomial",
+    "NegativeBinomial2",
     "Normal",
+    "Pareto",
     "Poisson",
     "StudentT",
     "TransformedDistribution",
     "TruncatedNormal",
     "Uniform",
     "Unit",
+    "VonMises",
     "Weibull",
+    "ZeroInflatedDistribution",
+    "ZeroInflatedNegativeBinomial2",
+    "ZeroInflatedPoisson",
 ]

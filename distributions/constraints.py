@@ -18,12 +18,15 @@ True
 
 from __future__ import annotations
 
+import math
+
 from ppl import ops
 from ppl.distributions.util import as_float, describe, require_int
 
 __all__ = [
     "Constraint",
     "boolean",
+    "circular",
     "corr_cholesky",
     "dependent",
     "greater_than",
@@ -203,6 +206,12 @@ class _UnitInterval(_Interval):
     _fixed_bounds = (0.0, 1.0)
 
 
+class _Circular(_Interval):
+    """Angles in ``[-pi, pi]`` (NumPyro's ``circular``; ``biject_to`` maps it as an interval)."""
+
+    _fixed_bounds = (-math.pi, math.pi)
+
+
 class _IntegerGreaterThan(_Bounded):
     """Integers ``>= lower_bound`` (NumPyro's name, though the bound is included)."""
 
@@ -369,6 +378,7 @@ boolean = _Boolean()
 positive = _Positive()
 nonnegative = _Nonnegative()
 unit_interval = _UnitInterval()
+circular = _Circular()
 nonnegative_integer = _NonnegativeInteger()
 positive_integer = _PositiveInteger()
 ordered_vector = _OrderedVector()

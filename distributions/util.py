@@ -96,6 +96,9 @@ def describe(value, mask=None) -> str:
     arr = np.asarray(ops.to_numpy(value))
     suffix = ""
     if mask is not None and arr.ndim > 0 and np.ndim(mask) > 0:
+        mask = np.asarray(mask)
+        if mask.ndim < arr.ndim:    # a check over batch dims (an event constraint's): by rows
+            mask = mask.reshape(mask.shape + (1,) * (arr.ndim - mask.ndim))
         arr, suffix = arr[~np.broadcast_to(mask, arr.shape)].ravel(), " (the offending entries)"
     if arr.ndim == 0:
         return repr(arr.item())

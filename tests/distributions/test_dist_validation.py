@@ -4,6 +4,8 @@ traced values are never checked); on every backend."""
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 import pytest
 from conftest import to_numpy
@@ -172,3 +174,22 @@ def test_no_validation_of_traced_values(backend):
 
     out = ops.jit(f)(ops.asarray(-1.0))
     assert np.isnan(to_numpy(out)) or np.isfinite(to_numpy(out))
+
+
+@pytest.mark.dtypes("float64")
+def test_a_batched_event_parameter_names_its_offending_rows(backend):
+    """A check over an event constraint gives one verdict per batch row; the message shows
+    the rows that fail (it broadcast the row mask against the whole array: a NumPy
+    broadcasting error for a (2, 3) cov_diag, the wrong entries for a (3, 3) concentration)."""
+    cases = [
+        (lambda: dist.Dirichlet(ops.asarray(np.array([[1.0, 2.0, 3.0], [1.0, -2.0, 3.0],
+                                                      [1.0, 1.0, 1.0]])), validate_args=True),
+         "concentration=[ 1., -2.,  3.] (the offending entries)"),
+        (lambda: dist.LowRankMultivariateNormal(
+            ops.zeros((2, 3)), ops.ones((2, 3, 1)),
+            ops.asarray(np.array([[1.0, 1.0, 1.0], [1.0, -1.0, 1.0]])), validate_args=True),
+         "cov_diag=[ 1., -1.,  1.] (the offending entries)"),
+    ]
+    for build, shown in cases:
+        with pytest.raises(ValueError, match=re.escape(shown)):
+            build()
