@@ -207,9 +207,9 @@ class VonMises(Distribution):
 
     Notes
     -----
-    ``log_prob`` is ``-inf`` outside ``[-pi, pi]`` (the support, ``constraints.circular``),
-    as other families are outside theirs; NumPyro and ``scipy.stats.vonmises`` return the
-    periodic density there. ``variance`` is the circular variance ``1 - I1(kappa) / I0(kappa)``
+    ``log_prob`` is the 2 pi-periodic density for any real angle, as NumPyro's and
+    ``scipy.stats.vonmises``' (the support, ``constraints.circular``, is ``[-pi, pi]``, which
+    ``validate_args`` checks). ``variance`` is the circular variance ``1 - I1(kappa) / I0(kappa)``
     and ``mean`` the wrapped ``loc``, as in NumPyro. Draws are Best & Fisher's (1979) rejection
     sampler; only ``loc`` is reparameterized.
 

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import re
 
+import numpy as np
+
 from ppl import _state
 from ppl.backends import Backend
 
@@ -58,7 +60,11 @@ def _scalar_valued(fun, has_aux: bool, public: str):
                     f"{public}(..., has_aux=True): the function must return a pair (value, aux), "
                     f"got {type(out).__name__}.")
             value = out[0]
-        shape = None if value is None else active().shape(value)
+        backend = active()
+        if isinstance(value, int | float | np.number) and not isinstance(value, bool):
+            value = backend.asarray(float(value))   # a constant: its gradient is zero
+            out = (value, out[1]) if has_aux else value
+        shape = None if value is None else backend.shape(value)
         if shape != ():
             got = "None" if value is None else f"an array of shape {shape}"
             raise TypeError(

@@ -13,6 +13,8 @@ __all__ = ["Special"]
 _LOG_2PI = math.log(2.0 * math.pi)
 #: below this ``y``, :meth:`Special.ndtri_exp` solves ``log_ndtr(z) = y`` by Newton's method
 _TAIL_LOG_P = -10.0
+#: above this ``y`` (``exp(y) > 0.8647``, as SciPy's ``ndtri_exp``), it takes ``-ndtri(-expm1(y))``
+_TOP_LOG_P = -0.14541345786885906
 
 
 class Special:
@@ -73,18 +75,30 @@ class Special:
 
     @floating()
     def ndtri_exp(self, y):
-        """``ndtri(exp(y))`` for ``y <= 0`` (``scipy.special.ndtri_exp``), accurate where
+        """``ndtri(exp(y))`` for ``y <= 0``, NaN above (``scipy.special.ndtri_exp``), accurate where
         ``exp(y)`` underflows or ``ndtri`` loses its tail (XLA's, under TensorFlow's ``jit``, is
-        ``-inf`` from ``p ~ 1e-8`` in float32). Above ``y = -10``: ``ndtri(exp(y))``. Below:
+        ``-inf`` from ``p ~ 1e-8`` in float32). Near 0 (``y > -0.1454``, where ``exp(y)`` rounds
+        to 1) it solves for ``1 - p = -expm1(y)`` instead and negates (the normal's symmetry).
+        Down to ``y = -10``: ``ndtri(exp(y))``. Below:
         Newton's method on ``log_ndtr(z) = y`` (slope ``phi(z) / Phi(z)``) from the root of its
         asymptotic form ``log Phi(z) ~ -z^2/2 - log(-z) - log(2 pi)/2`` (Abramowitz & Stegun
         1964, 26.2.12), ``z^2 ~ t - log t - log 2 pi`` with ``t = -2 y``: the start is within
         0.5 % of the root and each step squares the error, so three reach float64's precision.
         Both branches see safe arguments, so gradients stay finite."""
-        tail = y < _TAIL_LOG_P
-        t = -2.0 * self.minimum(y, _TAIL_LOG_P)
+        # near 0, exp(y) rounds to 1: ndtri(p) = -ndtri(1 - p), 1 - p = -expm1(y) exact, so
+        # solve at q = log(1 - p) <= -2 instead; below the top, at q = y
+        upper = y > _TOP_LOG_P
+        one_minus_p = -self.expm1(self.maximum(y, _TOP_LOG_P))
+        finite = self.where(upper, one_minus_p > 0, y > -math.inf)      # not y = 0 or -inf
+        q = self.where(upper, self.log(self.where(one_minus_p > 0, one_minus_p, 1.0)),
+                       self.where(finite, y, _TAIL_LOG_P))
+        tail = q < _TAIL_LOG_P
+        t = -2.0 * self.minimum(q, _TAIL_LOG_P)
         z = -self.sqrt(t - self.log(t) - _LOG_2PI)
         for _ in range(3):
             lz = self.log_ndtr(z)
             z = z - (lz + 0.5 * t) * self.exp(lz + 0.5 * z * z + 0.5 * _LOG_2PI)
-        return self.where(tail, z, self.ndtri(self.exp(self.maximum(y, _TAIL_LOG_P))))
+        z = self.where(tail, z, self.ndtri(self.exp(self.maximum(q, _TAIL_LOG_P))))
+        z = self.where(finite, z, -math.inf * self.ones_like(z))
+        z = self.where(upper, -z, z)
+        return self.where(y <= 0, z, math.nan * self.ones_like(z))      # y > 0 or NaN: NaN

@@ -56,7 +56,9 @@ class TensorflowAutodiff:
         def value_and_grad_fun(*args, **kwargs):
             args = list(args)
             for i in nums:
-                args[i] = tree.map(self._float_leaf, args[i])
+                # a copy of each differentiated leaf: the tape follows a tensor, not a use of
+                # it, so f(a) = sum(a * x) called at a = x would differentiate both factors
+                args[i] = tree.map(_own_copy, tree.map(self._float_leaf, args[i]))
             flat = [tree.flatten(args[i]) for i in nums]
             with tf.GradientTape(watch_accessed_variables=False) as tape:
                 for leaves, _ in flat:
@@ -132,3 +134,8 @@ class TensorflowAutodiff:
         return vmapped
 
     def stop_gradient(self, x): return tf.stop_gradient(x)
+
+
+def _own_copy(v):
+    """A tensor of its own (``tf.identity``) for a tensor leaf; other leaves as they are."""
+    return tf.identity(v) if isinstance(v, _Tensor) else v

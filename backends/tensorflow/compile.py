@@ -33,6 +33,17 @@ _TRACE_ERRORS = (tf.errors.OperatorNotAllowedInGraphError, NotImplementedError, 
 _XLA_MARKERS = ("tf2xla", "XLA compilation", "not compilable", "XLA_CPU_JIT", "XLA_GPU_JIT")
 
 
+def _positional(fun):
+    """``fun`` of its positional arguments alone, named as ``fun`` (TensorFlow's retracing
+    warnings name it), without ``__wrapped__`` (tf.function would read fun's defaults there)."""
+    def call(*args):
+        return fun(*args)
+
+    call.__name__ = getattr(fun, "__name__", "fun")
+    call.__qualname__ = getattr(fun, "__qualname__", call.__name__)
+    return call
+
+
 class _Compiled:
     """One function compiled with XLA, with its fallbacks (see the module docstring)."""
 
@@ -41,11 +52,10 @@ class _Compiled:
         # traced through a function of the positional arguments alone: tf.function would
         # otherwise trace fun's defaults too and fail on one it cannot hash (a dataclass),
         # where jax.jit leaves defaults to Python
+        self._call = _positional(fun)
         self.xla = tf.function(self._call, jit_compile=True, autograph=False)
         self.mode = "xla"
 
-    def _call(self, *args):
-        return self.fun(*args)
 
     def _convert(self, a):
         if isinstance(a, np.ndarray | np.generic | float | int) and not isinstance(a, bool):
@@ -62,6 +72,8 @@ class _Compiled:
                     raise
                 self.mode = "graph"
             except _TRACE_ERRORS as err:
+                if str(err).startswith("ppl."):     # ppl's own check of the user's input
+                    raise
                 self.mode = "eager"
                 name = getattr(self.fun, "__qualname__", repr(self.fun))
                 # eager runs every op from Python: orders of magnitude slower than compiled

@@ -40,30 +40,41 @@ class TorchAutodiff:
     def grad(self, fun, argnums=0, has_aux=False):
         if argnums == ():   # as jax.grad: no arguments, an empty tuple of gradients
             return lambda *a, **k: ((), fun(*a, **k)[1]) if has_aux else ()
-        inner, others = _tensor_aux(fun) if has_aux else (fun, None)
-        g = torch.func.grad(inner, argnums=argnums, has_aux=has_aux)
+        if not has_aux:
+            g = torch.func.grad(fun, argnums=argnums)
+            return functools.wraps(fun)(
+                lambda *args, **kwargs: g(*self._diff_args(args, argnums), **kwargs))
 
         @functools.wraps(fun)
-        def grad_fun(*args, **kwargs):
-            out = g(*self._diff_args(args, argnums), **kwargs)
-            return (out[0], others.rebuild(out[1])) if has_aux else out
+        def grad_fun(*args, **kwargs):     # the aux's other leaves kept per call (threads)
+            inner, others = _tensor_aux(fun)
+            g, aux = torch.func.grad(inner, argnums=argnums, has_aux=True)(
+                *self._diff_args(args, argnums), **kwargs)
+            return g, others.rebuild(aux)
 
         return grad_fun
 
     def value_and_grad(self, fun, argnums=0, has_aux=False):
         if argnums == ():
             return lambda *a, **k: (fun(*a, **k), ())
-        inner, others = _tensor_aux(fun) if has_aux else (fun, None)
-        gv = torch.func.grad_and_value(inner, argnums=argnums, has_aux=has_aux)
+        if not has_aux:
+            gv = torch.func.grad_and_value(fun, argnums=argnums)
+
+            @functools.wraps(fun)
+            def value_and_grad_fun(*args, **kwargs):
+                g, value = gv(*self._diff_args(args, argnums), **kwargs)
+                return value, g
+
+            return value_and_grad_fun
 
         @functools.wraps(fun)
-        def value_and_grad_fun(*args, **kwargs):
-            g, value = gv(*self._diff_args(args, argnums), **kwargs)
-            if has_aux:
-                value = (value[0], others.rebuild(value[1]))
-            return value, g
+        def value_and_grad_aux(*args, **kwargs):   # the aux's other leaves kept per call
+            inner, others = _tensor_aux(fun)
+            g, (value, aux) = torch.func.grad_and_value(inner, argnums=argnums, has_aux=True)(
+                *self._diff_args(args, argnums), **kwargs)
+            return (value, others.rebuild(aux)), g
 
-        return value_and_grad_fun
+        return value_and_grad_aux
 
     def vmap(self, fun, in_axes=0, out_axes=0):
         in_axes = tuple(in_axes) if isinstance(in_axes, list) else in_axes

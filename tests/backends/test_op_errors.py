@@ -160,3 +160,34 @@ def test_random_shapes_are_checked_alike(backend):
     assert tuple(ops.shape(rnd.uniform(key, [2, np.int64(3)]))) == (2, 3)
     assert tuple(ops.shape(rnd.gamma(key, 2.0, shape=np.int64(4)))) == (4,)
     assert tuple(ops.shape(rnd.normal(key, (0, 2)))) == (0, 2)
+
+
+def test_grad_at_a_point_the_function_also_closes_over(backend):
+    """d/da sum(a * x) at a = x is x: only the argument is differentiated, not every use of
+    the same array (TensorFlow's tape watched the caller's tensor itself and gave 2x)."""
+    xs = np.array([1.0, 2.0, 3.0], np.float32)
+    x = ops.asarray(xs)
+    np.testing.assert_allclose(ops.to_numpy(ops.grad(lambda a: ops.sum(a * x))(x)), xs)
+    ga, gb = ops.grad(lambda a, b: ops.sum(a * b), argnums=(0, 1))(x, x)
+    np.testing.assert_allclose(ops.to_numpy(ga), xs)
+    np.testing.assert_allclose(ops.to_numpy(gb), xs)
+    g = ops.grad(lambda d: ops.sum(d["a"] * d["b"] + 0.0 * d["n"]))({"a": x, "b": x, "n": 1.0})
+    np.testing.assert_allclose(ops.to_numpy(g["a"]), xs)
+    np.testing.assert_allclose(ops.to_numpy(g["b"]), xs)
+    np.testing.assert_allclose(ops.to_numpy(ops.jit(ops.grad(lambda a: ops.sum(a * x)))(x)), xs)
+
+
+@pytest.mark.filterwarnings("ignore:Output seems independent of input")
+def test_grad_of_a_constant_and_of_a_bad_function_under_jit(backend):
+    """A function returning a Python number has gradient zero on every backend (torch and
+    TensorFlow raised their own errors); a non-scalar output under ``jit`` is the same clear
+    error, not first a TensorFlow warning that the function "runs eagerly from now on"."""
+    np.testing.assert_array_equal(ops.to_numpy(ops.grad(lambda v: 1.0)(ops.ones(2))), [0, 0])
+    (value, aux), g = ops.value_and_grad(lambda v: (2, "a"), has_aux=True)(ops.ones(2))
+    assert float(ops.to_numpy(value)) == 2.0 and aux == "a"
+    np.testing.assert_array_equal(ops.to_numpy(g), [0, 0])
+    import warnings
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        with pytest.raises(TypeError, match=r"^ppl\.ops\.grad: the function must return a "):
+            ops.jit(ops.grad(lambda v: v ** 2))(ops.ones(2))
