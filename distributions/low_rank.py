@@ -22,7 +22,7 @@ from ppl.distributions import constraints
 from ppl.distributions.distribution import Distribution
 from ppl.distributions.parametrization import derived_parameter
 from ppl.distributions.util import HALF_LOG_2PI, as_float
-from ppl.distributions.validation import batch_shape_of, require_ndim, validate_sample
+from ppl.distributions.validation import require_ndim, set_event_loc, validate_sample
 
 __all__ = ["LowRankMultivariateNormal"]
 
@@ -85,16 +85,8 @@ class LowRankMultivariateNormal(Distribution):
                 f"{name}: cov_diag has size {ops.shape(self.cov_diag)[-1]} in its last dim but "
                 f"cov_factor has {n} rows (shape {ops.shape(self.cov_factor)}); give cov_diag "
                 "one entry per row of cov_factor.")
-        loc = as_float(loc)
-        if ops.ndim(loc) == 0:
-            loc = ops.broadcast_to(loc, (n,))
-        if ops.shape(loc)[-1] != n:
-            raise ValueError(
-                f"{name}: loc has size {ops.shape(loc)[-1]} in its last dim but cov_factor has "
-                f"{n} rows (shape {ops.shape(self.cov_factor)}); they must match.")
-        self.loc = loc
-        batch = batch_shape_of(self)
-        self.loc = ops.broadcast_to(loc, batch + (n,))
+        batch = set_event_loc(
+            self, loc, n, f"cov_factor has {n} rows (shape {ops.shape(self.cov_factor)})")
         super().__init__(batch, (n,), validate_args=validate_args)
 
     # ---------------------------------------------------------------- the k x k algebra

@@ -20,7 +20,11 @@ from ppl.distributions import constraints
 from ppl.distributions.distribution import Distribution
 from ppl.distributions.parametrization import derived_parameter, set_one_of, set_parameters
 from ppl.distributions.util import HALF_LOG_2PI, LOG_PI, as_float, clamp_probs, require_int
-from ppl.distributions.validation import batch_shape_of, require_ndim, validate_sample
+from ppl.distributions.validation import (
+    require_ndim,
+    set_event_loc,
+    validate_sample,
+)
 
 __all__ = ["Dirichlet", "LKJCholesky", "MultivariateNormal"]
 
@@ -122,16 +126,7 @@ class MultivariateNormal(Distribution):
             raise ValueError(
                 f"MultivariateNormal: {self._param} must be square in its last two dims, got "
                 f"shape {ops.shape(matrix)}.")
-        loc = as_float(loc)
-        if ops.ndim(loc) == 0:
-            loc = ops.broadcast_to(loc, (n,))
-        if ops.shape(loc)[-1] != n:
-            raise ValueError(
-                f"MultivariateNormal: loc has size {ops.shape(loc)[-1]} in its last dim but "
-                f"{self._param} is {n} x {n}; they must match.")
-        self.loc = loc
-        batch = batch_shape_of(self)
-        self.loc = ops.broadcast_to(loc, batch + (n,))
+        batch = set_event_loc(self, loc, n, f"{self._param} is {n} x {n}")
         # Validate the given matrix before factorizing it (a Cholesky of a non-PD matrix fails).
         super().__init__(batch, (n,), validate_args=validate_args)
         if self._param == "scale_tril":

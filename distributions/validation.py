@@ -28,7 +28,7 @@ import numpy as np
 
 from ppl import ops
 from ppl.distributions import constraints
-from ppl.distributions.util import describe, is_concrete
+from ppl.distributions.util import as_float, describe, is_concrete
 
 __all__ = [
     "batch_shape_of",
@@ -37,6 +37,7 @@ __all__ = [
     "check_support",
     "check_value_shape",
     "enable_validation",
+    "set_event_loc",
     "exactly_one",
     "is_validation_enabled",
     "require_ndim",
@@ -131,6 +132,24 @@ def batch_shape_of(dist, *names: str) -> tuple:
             f"{_family(dist)}: {_join(parts)} do not broadcast; give the parameters shapes "
             "that broadcast under NumPy's rules (equal sizes, or 1, aligned from the right), "
             "e.g. with a reshape or ppl.ops.expand_dims.") from err
+
+
+def set_event_loc(dist, loc, n: int, other: str) -> tuple:
+    """Store ``loc`` on a family with event shape ``(n,)`` (a scalar ``loc`` broadcast to it),
+    broadcast to the batch shape of all its parameters, and return that batch shape. Raises
+    ``ValueError`` when ``loc``'s last dim is not ``n``; ``other`` says what fixes ``n`` (e.g.
+    ``"covariance_matrix is 3 x 3"``)."""
+    loc = as_float(loc)
+    if ops.ndim(loc) == 0:
+        loc = ops.broadcast_to(loc, (n,))
+    if ops.shape(loc)[-1] != n:
+        raise ValueError(
+            f"{_family(dist)}: loc has size {ops.shape(loc)[-1]} in its last dim but {other}; "
+            "they must match.")
+    dist.loc = loc
+    batch = batch_shape_of(dist)
+    dist.loc = ops.broadcast_to(loc, batch + (n,))
+    return batch
 
 
 def exactly_one(dist, **options) -> tuple:
