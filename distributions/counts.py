@@ -23,17 +23,14 @@ Mosimann (1962), Biometrika 49(1/2) (the Dirichlet-Multinomial); Johnson, Kemp &
 
 from __future__ import annotations
 
-import numpy as np
-
 from ppl import ops, random
 from ppl.distributions import constraints
 from ppl.distributions.categorical import Multinomial
+from ppl.distributions.discrete import enumerate_counts
 from ppl.distributions.distribution import Distribution
 from ppl.distributions.parametrization import derived_parameter, set_parameters
 from ppl.distributions.util import (
-    INT_DTYPE,
     as_int,
-    expand_support,
     full_batch,
     log_factorial,
     mask_outside,
@@ -164,17 +161,6 @@ class NegativeBinomial2(GammaPoisson):
         return full_batch(self, mu + mu * mu / self.concentration)
 
 
-def _enumerate_counts(dist, expand: bool):
-    """``0..total_count`` on a new leading axis for a family whose ``total_count`` is the same
-    across the batch (it must be concrete: the number of values is a shape)."""
-    n = np.unique(np.asarray(ops.to_numpy(dist.total_count)))
-    if n.size != 1:
-        raise ValueError(
-            f"{type(dist).__name__}.enumerate_support: total_count must be the same across the "
-            f"batch, got values {n}. Split the batch by total_count.")
-    return expand_support(ops.arange(int(n[0]) + 1, dtype=INT_DTYPE), dist.batch_shape, expand)
-
-
 class BetaBinomial(Distribution):
     """Successes in ``total_count`` trials whose success probability is drawn from
     ``Beta(concentration1, concentration0)`` (``scipy.stats.betabinom(n, a, b)``).
@@ -201,6 +187,7 @@ class BetaBinomial(Distribution):
     has_enumerate_support = True
 
     def __init__(self, concentration1, concentration0, total_count=1, *, validate_args=None):
+        self._total_count_given = total_count   # readable under jit if data (enumerate_counts)
         batch = set_parameters(self, concentration1=concentration1,
                                concentration0=concentration0, total_count=total_count)
         super().__init__(batch, validate_args=validate_args)
@@ -227,9 +214,9 @@ class BetaBinomial(Distribution):
         return mask_outside(inside, log_comb + log_beta_ratio)
 
     def enumerate_support(self, expand=True):
-        """``0..total_count`` on a new leading axis; ``total_count`` must be the same for the
-        whole batch."""
-        return _enumerate_counts(self, expand)
+        """``0..total_count`` on a new leading axis; ``total_count`` must be concrete and the
+        same for the whole batch (see :func:`~ppl.distributions.discrete.enumerate_counts`)."""
+        return enumerate_counts(self, self._total_count_given, expand)
 
     @property
     def mean(self):

@@ -30,6 +30,7 @@ from ppl.distributions.util import (
     clamp_probs,
     expand_support,
     finfo,
+    is_concrete,
     log_factorial,
     mask_outside,
     split_support,
@@ -147,6 +148,7 @@ class Binomial(_BinaryFamily):
     has_enumerate_support = True
 
     def __init__(self, total_count=1, probs=None, logits=None, *, validate_args=None):
+        self._total_count_given = total_count   # readable under jit if data (enumerate_counts)
         self.total_count = as_float(total_count)
         super().__init__(probs, logits, validate_args=validate_args)
 
@@ -168,14 +170,9 @@ class Binomial(_BinaryFamily):
         return mask_outside(inside, log_comb + self._xlog_p_q(k, n - k))
 
     def enumerate_support(self, expand=True):
-        """``0..total_count`` on a new leading axis; ``total_count`` must be the same for the
-        whole batch."""
-        n = np.unique(np.asarray(ops.to_numpy(self.total_count)))
-        if n.size != 1:
-            raise ValueError(
-                "Binomial.enumerate_support: total_count must be the same across the batch, "
-                f"got values {n}. Split the batch by total_count.")
-        return expand_support(ops.arange(int(n[0]) + 1, dtype=INT_DTYPE), self.batch_shape, expand)
+        """``0..total_count`` on a new leading axis; ``total_count`` must be concrete and the
+        same for the whole batch (see :func:`enumerate_counts`)."""
+        return enumerate_counts(self, self._total_count_given, expand)
 
     @property
     def mean(self):
@@ -303,3 +300,41 @@ class Geometric(_BinaryFamily):
     def variance(self):
         p = self.probs
         return ops.broadcast_to((1.0 - p) / (p * p), self.batch_shape)
+
+
+def enumerate_counts(dist, given, expand: bool):
+    """``0..total_count`` on a new leading axis (NumPyro's ``enumerate_support`` layout) for a
+    count family whose ``total_count`` is the same across the batch (Binomial, BetaBinomial).
+
+    The number of values is a shape, so the total count must be concrete when a compiled
+    program is built. ``given`` is the ``total_count`` the constructor received: Python or NumPy
+    data stays readable inside ``jit``, where the backend array made from it is traced on JAX
+    (every array created inside ``jax.jit`` is), so it is read rather than ``dist.total_count``.
+    A traced ``given`` (a ``jit``/``vmap`` argument, or computed from one) has no value: NumPyro
+    fails there too (``jnp.arange`` of a tracer); this error says which argument and what to do.
+
+    Raises
+    ------
+    TypeError
+        If ``total_count`` is traced (a ``TypeError``, as JAX's concretization errors are; the
+        backends whose ``jit`` runs an untraceable function eagerly, torch and tensorflow, do
+        so on it).
+    ValueError
+        If ``total_count`` differs across the batch.
+    """
+    where = f"{type(dist).__name__}.enumerate_support"
+    if not is_concrete(given):
+        raise TypeError(
+            f"{where}: total_count is traced (an argument of a jit- or vmap-compiled function, "
+            f"or computed from one), but enumeration needs a concrete total count: the support "
+            f"0..total_count has total_count + 1 values, a shape that must be known when the "
+            f"program is built. Pass total_count as a Python int or a NumPy array (data the "
+            f"model is given or closes over), not as a traced argument, a latent parameter or "
+            f"a backend array made inside the compiled function; or do not enumerate this "
+            f"site.")
+    n = np.unique(np.asarray(ops.to_numpy(given)))
+    if n.size != 1:
+        raise ValueError(
+            f"{where}: total_count must be the same across the batch, got values "
+            f"{n}. Split the batch by total_count.")
+    return expand_support(ops.arange(int(n[0]) + 1, dtype=INT_DTYPE), dist.batch_shape, expand)

@@ -25,7 +25,7 @@ import re
 from ppl import ops
 from ppl.backends.common.dtypes import is_int
 from ppl.distributions import constraints
-from ppl.distributions.util import require_int, sum_rightmost
+from ppl.distributions.util import expand_support, require_int, sum_rightmost
 from ppl.distributions.validation import (
     check_parameters,
     is_validation_enabled,
@@ -112,6 +112,15 @@ class Distribution(metaclass=_Family):
     reparametrized_params: list = []
     has_enumerate_support = False
     _validate_args = False
+
+    def enumerate_support(self, expand=True):
+        """The values of a finite discrete support on a new leading axis: shape ``(K,) +
+        batch_shape`` if ``expand``, else ``(K,) + (1,) * len(batch_shape)`` (NumPyro's
+        layout). Only families with ``has_enumerate_support``."""
+        raise NotImplementedError(
+            f"{type(self).__name__} has no finite support to enumerate (has_enumerate_support "
+            f"is False); enumeration takes Bernoulli, Categorical, Binomial, BetaBinomial and "
+            f"the zero-inflated, masked or expanded forms of these.")
 
     def __init__(self, batch_shape=(), event_shape=(), validate_args=None):
         self._batch_shape = tuple(int(s) for s in batch_shape)
@@ -231,6 +240,13 @@ def _from_base(name: str) -> property:
                     doc=f"``base_dist.{name}``.")
 
 
+def base_support(dist: Distribution, expand: bool):
+    """``dist.base_dist``'s support values (one set for its whole batch, as every family's
+    ``enumerate_support`` gives) on a new leading axis, laid out for ``dist.batch_shape``."""
+    values = ops.reshape(dist.base_dist.enumerate_support(expand=False), (-1,))
+    return expand_support(values, dist.batch_shape, expand)
+
+
 class Wrapper(Distribution):
     """A distribution built on ``self.base_dist`` that keeps its support, reparametrised
     parameters and sampling/enumeration flags (``Independent`` and ``TransformedDistribution``
@@ -240,6 +256,13 @@ class Wrapper(Distribution):
     reparametrized_params = _from_base("reparametrized_params")
     has_rsample = _from_base("has_rsample")
     has_enumerate_support = _from_base("has_enumerate_support")
+
+    def enumerate_support(self, expand=True):
+        """The base's support values (the same for its whole batch) on a new leading axis,
+        laid out for this batch shape (``expand`` as the families')."""
+        if not self.has_enumerate_support:
+            return super().enumerate_support(expand)
+        return base_support(self, expand)
 
 
 class Independent(Wrapper):
@@ -269,6 +292,11 @@ class Independent(Wrapper):
     @property
     def support(self):
         return constraints.independent(self.base_dist.support, self.reinterpreted_batch_ndims)
+
+    @property
+    def has_enumerate_support(self):
+        """Only without reinterpreted dims: a vector event's support is a product space."""
+        return self.base_dist.has_enumerate_support and self.reinterpreted_batch_ndims == 0
 
     mean = _from_base("mean")
     variance = _from_base("variance")

@@ -21,9 +21,9 @@ from ppl import ops, random
 from ppl.distributions import constraints
 from ppl.distributions.counts import NegativeBinomial2
 from ppl.distributions.discrete import Poisson
-from ppl.distributions.distribution import Distribution
+from ppl.distributions.distribution import Distribution, base_support
 from ppl.distributions.parametrization import derived_parameter, set_one_of
-from ppl.distributions.util import as_float, as_int, clamp_probs, expand_support, full_batch
+from ppl.distributions.util import as_float, as_int, clamp_probs, full_batch
 from ppl.distributions.validation import batch_shape_of, validate_sample
 
 __all__ = ["ZeroInflatedDistribution", "ZeroInflatedNegativeBinomial2", "ZeroInflatedPoisson"]
@@ -115,8 +115,7 @@ class ZeroInflatedDistribution(Distribution):
     def enumerate_support(self, expand=True):
         """The base's support values on a new leading axis (the base must enumerate one set of
         values for its whole batch, as every family with ``enumerate_support`` does)."""
-        values = ops.reshape(self.base_dist.enumerate_support(expand=False), (-1,))
-        return expand_support(values, self.batch_shape, expand)
+        return base_support(self, expand)
 
     @property
     def mean(self):

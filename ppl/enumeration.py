@@ -40,6 +40,10 @@ def support_values(fn):
             f"Enumeration needs a discrete distribution with scalar events (Bernoulli, "
             f"Categorical, Binomial, ...), got {name} with support {support!r} and event shape "
             f"{fn.event_shape}; remove infer={{'enumerate': 'parallel'}} from this site.")
+    if getattr(fn, "has_enumerate_support", False):
+        # the family's own support: it reads its concrete total count where the support's
+        # bounds hold a traced copy of it (a Binomial inside a compiled program)
+        return ops.reshape(fn.enumerate_support(expand=False), (-1,))
     lo, hi = (0, 1) if not hasattr(support, "lower_bound") else (
         support.lower_bound, getattr(support, "upper_bound", None))
     if hi is None:
