@@ -17,18 +17,17 @@ Validation (``validate_args``) is described in :mod:`ppl.distributions.validatio
 
 from __future__ import annotations
 
-import functools
 import inspect
-import operator
 import re
 
 from ppl import ops
-from ppl.backends.common.dtypes import is_int
 from ppl.distributions import constraints
 from ppl.distributions.util import expand_support, require_int, sum_rightmost
 from ppl.distributions.validation import (
+    as_shape,
     check_parameters,
     is_validation_enabled,
+    shaped_sampler,
     validate_sample,
 )
 
@@ -39,28 +38,6 @@ __all__ = [
     "MaskedDistribution",
     "Wrapper",
 ]
-
-
-def as_shape(shape, what: str) -> tuple:
-    """``shape`` (a tuple of ints, or one int) as a tuple of non-negative ints, or an error
-    naming ``what``."""
-    if is_int(shape):
-        shape = (shape,)
-    try:
-        dims = tuple(operator.index(s) for s in shape)
-    except TypeError:
-        raise TypeError(f"{what} must be a tuple of ints (or an int), got {shape!r}.") from None
-    if any(d < 0 for d in dims):
-        raise ValueError(f"{what} must have non-negative sizes, got {dims}.")
-    return dims
-
-
-def _shaped(method, name):
-    @functools.wraps(method)
-    def shaped(self, key, sample_shape=()):
-        return method(self, key, as_shape(sample_shape, f"{type(self).__name__}.{name}: "
-                                                        f"sample_shape"))
-    return shaped
 
 
 class _Family(type):
@@ -105,7 +82,7 @@ class Distribution(metaclass=_Family):
         super().__init_subclass__(**kwargs)
         for name in ("sample", "rsample"):
             if name in cls.__dict__:
-                setattr(cls, name, _shaped(cls.__dict__[name], name))
+                setattr(cls, name, shaped_sampler(cls.__dict__[name], name))
 
     arg_constraints: dict = {}
     support: constraints.Constraint | None = None

@@ -23,14 +23,17 @@ checked.
 from __future__ import annotations
 
 import functools
+import operator
 
 import numpy as np
 
 from ppl import ops
+from ppl.backends.common.dtypes import is_int
 from ppl.distributions import constraints
 from ppl.distributions.util import as_float, describe, is_concrete
 
 __all__ = [
+    "as_shape",
     "batch_shape_of",
     "check_ordered",
     "check_parameters",
@@ -41,6 +44,7 @@ __all__ = [
     "exactly_one",
     "is_validation_enabled",
     "require_ndim",
+    "shaped_sampler",
     "validate_sample",
 ]
 
@@ -228,3 +232,27 @@ def check_support(dist, value) -> None:
         raise ValueError(
             f"{_family(dist)}.log_prob: value outside the support {support!r}: "
             f"got {describe(value, inside)}.")
+
+
+def as_shape(shape, what: str) -> tuple:
+    """``shape`` (a tuple of ints, or one int) as a tuple of non-negative ints, or an error
+    naming ``what``."""
+    if is_int(shape):
+        shape = (shape,)
+    try:
+        dims = tuple(operator.index(s) for s in shape)
+    except TypeError:
+        raise TypeError(f"{what} must be a tuple of ints (or an int), got {shape!r}.") from None
+    if any(d < 0 for d in dims):
+        raise ValueError(f"{what} must have non-negative sizes, got {dims}.")
+    return dims
+
+
+def shaped_sampler(method, name):
+    """``method`` (a family's ``sample``/``rsample``) with its ``sample_shape`` checked by
+    :func:`as_shape` first."""
+    @functools.wraps(method)
+    def shaped(self, key, sample_shape=()):
+        return method(self, key, as_shape(sample_shape, f"{type(self).__name__}.{name}: "
+                                                        f"sample_shape"))
+    return shaped

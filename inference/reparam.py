@@ -9,6 +9,8 @@ function of new, better-conditioned sample sites, without changing the model.
   ICML).
 * :class:`TransformReparam` samples the base of a ``TransformedDistribution`` and applies
   its transforms deterministically.
+* :class:`CircularReparam` samples an angle (a ``VonMises`` site, say) on the whole real line
+  and wraps it into ``[-pi, pi)``, so that NUTS can cross the point where ``-pi`` meets ``pi``.
 
 A reparameterizer is called as ``reparam(name, fn, obs)`` and returns ``(new_fn, value)``.
 
@@ -24,16 +26,20 @@ True
 
 from __future__ import annotations
 
+import math
+
 from ppl import ops
 from ppl.distributions import (
     ExpandedDistribution,
     Independent,
     TransformedDistribution,
     Uniform,
+    constraints,
 )
+from ppl.distributions.distribution import Wrapper
 from ppl.primitives import sample
 
-__all__ = ["LocScaleReparam", "TransformReparam"]
+__all__ = ["LocScaleReparam", "TransformReparam", "CircularReparam"]
 
 
 def _unwrap(fn):
@@ -142,3 +148,91 @@ class TransformReparam:
         for t in td.transforms:
             x = t(x)
         return None, x
+
+
+def _wrap_angle(angle):
+    """``angle`` wrapped into ``[-pi, pi)``."""
+    two_pi = 2.0 * math.pi
+    wrapped = angle - two_pi * ops.floor((angle + math.pi) / two_pi)
+    return ops.where(wrapped >= math.pi, wrapped - two_pi, wrapped)
+
+
+class _OnTheLine(Wrapper):
+    """A distribution on the circle read as a 2 pi-periodic density on the real line: support
+    ``real``, ``log_prob(x) = base_dist.log_prob(wrap(x))``, draws those of ``base_dist`` (in
+    ``[-pi, pi)``). Not normalisable on the line: it is a latent site's prior, for samplers
+    that only need the density up to a constant."""
+
+    arg_constraints: dict = {}
+
+    def __init__(self, base_dist):
+        self.base_dist = base_dist
+        super().__init__(base_dist.batch_shape, base_dist.event_shape)
+
+    @property
+    def support(self):
+        return constraints.independent(constraints.real, len(self.event_shape)) \
+            if self.event_shape else constraints.real
+
+    def sample(self, key, sample_shape=()):
+        return self.base_dist.sample(key, sample_shape)
+
+    def log_prob(self, value):
+        return self.base_dist.log_prob(_wrap_angle(value))
+
+    @property
+    def mean(self):
+        """The base's (circular) mean, an initial value for ``init_to_mean``."""
+        return self.base_dist.mean
+
+
+class CircularReparam:
+    """Sample an angle on the real line and wrap it: for sites whose support is
+    ``constraints.circular`` (``VonMises``).
+
+    An angle's support ``[-pi, pi]`` is an interval to the samplers, which map it to the real
+    line with a sigmoid: a posterior with mass near ``+-pi`` is then split between the two ends
+    of that line, and NUTS cannot cross from one to the other. Here the new latent site
+    ``{name}_unwrapped`` has the site's density extended 2 pi-periodically to the whole real
+    line (``log_prob(x) = fn.log_prob(wrap(x))``, support ``real``), and the site ``name``
+    becomes the deterministic ``wrap(unwrapped)`` in ``[-pi, pi)``: the sampler moves freely
+    around the circle, and every copy of the posterior along the line is the same one.
+
+    The log density is NumPyro's ``CircularReparam``'s; NumPyro spreads it over two sites, a
+    flat ``ImproperUniform`` for ``{name}_unwrapped`` and a ``factor`` ``{name}_factor``
+    holding ``fn.log_prob(value)``. Here ``{name}_unwrapped`` carries the density itself, so
+    there is no ``{name}_factor`` site (which ``log_likelihood`` and the ArviZ export would
+    count as an observation), and the new site can be drawn from (its draws are the site's,
+    in ``[-pi, pi)``): ``Predictive`` and ``init_to_sample`` work on the reparameterized
+    model. The draws of ``{name}_unwrapped`` wander over copies of the circle: read
+    ``name`` (its R-hat and ESS), not ``{name}_unwrapped``. Circular statistics: Mardia &
+    Jupp (2000), "Directional Statistics", Wiley.
+
+    Examples
+    --------
+    >>> import ppl, ppl.distributions as dist
+    >>> from ppl.inference.reparam import CircularReparam
+    >>> def model():
+    ...     ppl.sample("theta", dist.VonMises(3.0, 2.0))
+    >>> rep = ppl.handlers.reparam(model, config={"theta": CircularReparam()})
+    >>> tr = ppl.handlers.trace(ppl.handlers.seed(rep, rng_seed=0)).get_trace()
+    >>> [(n, s["type"]) for n, s in tr.items()]
+    [('theta_unwrapped', 'sample'), ('theta', 'deterministic')]
+    >>> tr = ppl.handlers.trace(ppl.handlers.substitute(rep, data={"theta_unwrapped": 7.0}))
+    >>> round(float(tr.get_trace()["theta"]["value"]), 4)   # 7 - 2 pi
+    0.7168
+    """
+
+    def __call__(self, name, fn, obs):
+        _no_obs("CircularReparam", name, obs)
+        support = fn.support
+        while isinstance(support, constraints.independent):
+            support = support.base_constraint
+        if support is not constraints.circular:
+            raise TypeError(
+                f"CircularReparam: site {name!r} has a {type(_unwrap(fn)[0]).__name__} "
+                f"distribution with support {support!r}; it needs an angle, a distribution "
+                f"with support constraints.circular such as VonMises (remove the site from the "
+                f"reparam config).")
+        unwrapped = sample(f"{name}_unwrapped", _OnTheLine(fn))
+        return None, _wrap_angle(unwrapped)

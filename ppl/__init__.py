@@ -19,11 +19,12 @@ from ppl.primitives import (
     plate_stack,
     prng_key,
     sample,
+    subsample,
 )
 
 __version__ = "0.1.0"
 
 __all__ = ["available_backends", "get_backend", "set_backend", "use_backend", "ops", "random",
            "diagnostics", "__version__", "sample", "param", "deterministic", "factor", "plate",
-           "plate_stack", "markov", "prng_key",
+           "plate_stack", "markov", "prng_key", "subsample",
            "handlers", "compare", "ComparisonReport"]

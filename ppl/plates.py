@@ -8,6 +8,8 @@ a random subset of the indices (with the key of the enclosing ``seed`` handler, 
 ``subsample=`` given) and scales the log-density of the sites inside by
 ``size / subsample_size``, the unbiased estimate of the full-data log-likelihood used by
 stochastic-gradient methods (Hoffman et al., 2013, "Stochastic Variational Inference", JMLR 14).
+It also answers the ``"subsample"`` messages of :func:`ppl.primitives.subsample`, taking its
+indices along its dim of the data.
 """
 
 from __future__ import annotations
@@ -16,6 +18,8 @@ import contextlib
 import itertools
 from collections.abc import Iterator, Sequence
 from typing import NamedTuple
+
+import numpy as np
 
 from ppl import ops
 from ppl import random as _random
@@ -124,6 +128,7 @@ class plate(Messenger):
         self.size = size
         self._user_dim = dim
         self.dim = dim
+        self._indices = None  # the indices of the current entry (``with``), for ``subsample``
         super().__init__(None)
 
     def _allocate(self):
@@ -162,7 +167,12 @@ class plate(Messenger):
             kwargs = {"rng_key": None}  # a seed handler fills it in
         msg = new_message("plate", self.name, fn=self._draw_indices, value=value,
                           args=(self.size, self.subsample_size), kwargs=kwargs)
-        return apply_stack(msg)["value"]
+        self._indices = apply_stack(msg)["value"]
+        return self._indices
+
+    def __exit__(self, exc_type, exc_value, traceback):
+        self._indices = None  # no array (or tracer) outlives the ``with`` block
+        return super().__exit__(exc_type, exc_value, traceback)
 
     def _draw_indices(self, key):
         return _random.permutation(key, self.size)[:self.subsample_size]
@@ -170,6 +180,35 @@ class plate(Messenger):
     @property
     def frame(self) -> CondIndepStackFrame:
         return CondIndepStackFrame(self.name, self.dim, self.subsample_size)
+
+    def postprocess_message(self, msg):
+        if msg["type"] == "subsample":
+            msg["value"] = self._subsample(msg["value"], msg["kwargs"]["event_dim"])
+
+    def _subsample(self, data, event_dim):
+        """``data`` indexed by this plate's indices along its dim (``dim - event_dim`` of the
+        data), or as is where it already has the subsample size or broadcasts (size 1, or
+        too few dims)."""
+        shape = tuple(ops.shape(data) if ops.is_array(data) else np.shape(data))
+        axis = self.dim - event_dim
+        if len(shape) < -axis or shape[axis] in (1, self.subsample_size):
+            return data
+        if shape[axis] != self.size:
+            raise ValueError(
+                f"ppl.subsample(data, event_dim={event_dim}): data of shape {shape} has size "
+                f"{shape[axis]} at dim {axis} (dim {self.dim} of plate {self.name!r}, left of "
+                f"the {event_dim} event dims), but ppl.plate({self.name!r}, size={self.size}, "
+                f"subsample_size={self.subsample_size}) expects its full size {self.size} (the "
+                f"data to subsample) or its subsample size {self.subsample_size} (data already "
+                f"subsampled). Pass data whose dim {axis} runs over the plate, or set event_dim "
+                f"(or the plate's dim=) so that they line up.")
+        if self._indices is None:
+            raise ValueError(
+                f"ppl.subsample: plate {self.name!r} has no subsample indices here; enter it "
+                f"with `with ppl.plate({self.name!r}, ...):` (not as a decorator) to subsample "
+                f"data inside it.")
+        data = data if ops.is_array(data) else ops.asarray(data)
+        return ops.take(data, self._indices, axis=axis)
 
     def process_message(self, msg):
         if msg["type"] not in ("sample", "deterministic"):

@@ -1,6 +1,6 @@
 """The model language: ``sample`` (with ``obs_mask`` for missing data), ``param``,
-``deterministic``, ``factor``, ``prng_key``, and (from :mod:`ppl.plates`) ``plate``,
-``plate_stack`` and ``markov``.
+``deterministic``, ``factor``, ``prng_key``, ``subsample``, and (from :mod:`ppl.plates`)
+``plate``, ``plate_stack`` and ``markov``.
 
 A model is a plain Python function that calls these primitives::
 
@@ -32,8 +32,9 @@ from ppl._messenger import apply_stack, check_name, get_stack, new_message
 from ppl.distributions import Unit, constraints
 from ppl.plates import CondIndepStackFrame, markov, plate, plate_stack
 
-__all__ = ["sample", "param", "deterministic", "factor", "prng_key", "plate", "plate_stack",
-           "markov", "CondIndepStackFrame"]
+__all__ = ["sample", "param", "deterministic", "factor", "prng_key", "subsample", "plate",
+           "plate_stack", "markov", "CondIndepStackFrame"]
+
 
 def _as_array(x):
     """Data given as Python/NumPy values becomes an array of the active backend."""
@@ -293,4 +294,63 @@ def prng_key():
     if not any(getattr(h, "provides_keys", False) for h in get_stack()):
         return None
     msg = new_message("prng_key", None, kwargs={"rng_key": None})
+    return apply_stack(msg)["value"]
+
+
+def subsample(data, event_dim: int):
+    """``data`` indexed by the subsample indices of the enclosing plates (NumPyro's
+    ``subsample``).
+
+    Inside ``with ppl.plate(name, size, subsample_size=m):``, the dim of ``data`` that the
+    plate covers (its ``dim``, counted left of the ``event_dim`` rightmost dims) is indexed by
+    the plate's current indices (``x[idx]`` for ``with ppl.plate(...) as idx``), so a model
+    can take the full data set as its argument and still see only the minibatch. Each
+    enclosing plate with ``subsample_size < size`` indexes its own dim. ``data`` comes back
+    as is outside such plates, and along a plate's dim where it already has the subsample
+    size (data subsampled beforehand) or size 1 (it broadcasts), or does not reach that dim.
+
+    Parameters
+    ----------
+    data
+        An array whose dims left of the ``event_dim`` rightmost ones are batch dims, laid out
+        as the plates are (the plate at ``dim=-1`` on the rightmost batch dim, and so on).
+    event_dim
+        Number of rightmost dims of ``data`` that form one observation (``0`` for scalars,
+        ``1`` for vectors, ...).
+
+    Returns
+    -------
+    The subsampled data (a backend array where it was indexed).
+
+    Raises
+    ------
+    ValueError
+        When ``data`` has, along a subsampled plate's dim, neither the plate's ``size`` nor
+        its ``subsample_size`` (nor 1); or when ``event_dim`` is not an integer >= 0.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import ppl, ppl.distributions as dist
+    >>> x = np.arange(10.0)
+    >>> with ppl.plate("N", 10, subsample=[7, 2]) as idx:
+    ...     batch = ppl.subsample(x, event_dim=0)      # the same as x[idx]
+    >>> ppl.ops.to_numpy(batch).tolist()
+    [7.0, 2.0]
+    >>> def model(x):
+    ...     mu = ppl.sample("mu", dist.Normal(0.0, 1.0))
+    ...     with ppl.plate("N", len(x), subsample_size=4):
+    ...         ppl.sample("x", dist.Normal(mu, 1.0), obs=ppl.subsample(x, event_dim=0))
+    >>> tr = ppl.handlers.trace(ppl.handlers.seed(model, rng_seed=0)).get_trace(x)
+    >>> ppl.ops.shape(tr["x"]["value"]), tr["x"]["scale"]
+    ((4,), 2.5)
+    """
+    if isinstance(event_dim, bool) or not isinstance(event_dim, (int, np.integer)) \
+            or event_dim < 0:
+        raise ValueError(
+            f"ppl.subsample(data, event_dim=...): event_dim must be an integer >= 0 (the "
+            f"number of rightmost dims of data that form one observation), got {event_dim!r}.")
+    if not get_stack():  # as NumPyro: no handler, no plate, nothing to do
+        return data
+    msg = new_message("subsample", None, value=data, kwargs={"event_dim": int(event_dim)})
     return apply_stack(msg)["value"]
