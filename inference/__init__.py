@@ -3,7 +3,7 @@ the model utilities they rest on (log-density, parameter layout, initialisation)
 latent sites by enumeration (config_enumerate, infer_discrete) and reparameterizers
 (ppl.inference.reparam).
 
->>> from ppl.inference import Predictive, log_density, init_to_uniform
+>>> from ppl.inference import Predictive, log_density, log_likelihood, init_to_uniform
 """
 
 from ppl.inference.discrete import config_enumerate, infer_discrete
@@ -17,6 +17,7 @@ from ppl.inference.initialization import (
     init_to_value,
 )
 from ppl.inference.kernels import HMC, NUTS
+from ppl.inference.log_likelihood import log_likelihood
 from ppl.inference.mcmc import MCMC, MCMCState
 from ppl.inference.model_setup import ModelInfo, initialize_model
 from ppl.inference.nuts import NUTSInfo
@@ -33,6 +34,7 @@ __all__ = [
     "NUTSInfo",
     "Predictive",
     "log_density",
+    "log_likelihood",
     "initialize_model",
     "ModelInfo",
     "ParamLayout",

@@ -10,16 +10,14 @@ from __future__ import annotations
 
 import sys
 import time
-from typing import NamedTuple
 
 import numpy as np
 
 from ppl import diagnostics, ops, random
 from ppl.backends import tree
-from ppl.inference import hmc
-from ppl.inference.adaptation import AdaptState
 from ppl.inference.arviz import mcmc_groups, to_inference_data
 from ppl.inference.chains import CHAIN_METHODS, ChainRunner, RunResult
+from ppl.inference.mcmc_state import MCMCState
 from ppl.inference.program_data import as_backend_data, data_nbytes
 from ppl.inference.programs import get_program
 from ppl.inference.run_warnings import run_problems, warn_problems
@@ -28,36 +26,6 @@ __all__ = ["MCMC", "MCMCState", "PARALLEL_DATA_LIMIT"]
 
 _STATS = ("diverging", "num_steps", "accept_prob", "energy", "tree_depth", "potential_energy",
           "step_size")
-
-
-class MCMCState(NamedTuple):
-    """A snapshot of the sampler, for ``last_state`` / ``post_warmup_state``.
-
-    Attributes
-    ----------
-    hmc_state
-        :class:`~ppl.inference.hmc.HMCState` with ``(C, D)`` positions.
-    adapt_state
-        :class:`~ppl.inference.adaptation.AdaptState` (step size, inverse mass matrix, ...).
-    rng_key
-        A fresh key to continue with: ``mcmc.run(mcmc.last_state.rng_key)``.
-    """
-
-    hmc_state: hmc.HMCState
-    adapt_state: AdaptState
-    rng_key: object
-
-    @property
-    def position(self):
-        return self.hmc_state.position
-
-    @property
-    def step_size(self):
-        return self.adapt_state.step_size
-
-    @property
-    def inverse_mass_matrix(self):
-        return self.adapt_state.inverse_mass_matrix
 
 
 #: bytes of model data (the array arguments of ``run``) from which the default chain method
@@ -118,6 +86,9 @@ class MCMC:
         ``backend.compiles_control_flow``, as many as take ~0.25 s, up to the longer phase,
         1000, and 32 MB of draws per call; 10 on the others). The progress bar moves and
         Ctrl-C is answered between calls.
+    jit_model_args
+        Accepted for NumPyro's signature; ppl always passes the model's array arguments to
+        its compiled programs as arguments, so new data of the same shapes never recompiles.
 
     Notes
     -----
@@ -146,7 +117,7 @@ class MCMC:
     """
 
     def __init__(self, kernel, *, num_warmup, num_samples, num_chains=1, chain_method=None,
-                 thinning=1, progress_bar=True, chunk_size=None):
+                 thinning=1, progress_bar=True, chunk_size=None, jit_model_args=False):
         if not all(hasattr(kernel, a) for a in ("setup", "init", "warmup_flags", "build_iteration",
                                                 "empty_draw")):
             raise TypeError(f"kernel must be a ppl kernel such as NUTS(model) or HMC(model), "
@@ -162,12 +133,15 @@ class MCMC:
         self.chain_method = chain_method
         self.progress_bar = bool(progress_bar)
         self.chunk_size = None if chunk_size is None else _check_int("chunk_size", chunk_size, 1)
+        if not isinstance(jit_model_args, bool):
+            raise ValueError(f"jit_model_args must be True or False, got {jit_model_args!r}.")
         self.last_state: MCMCState | None = None
         self.post_warmup_state: MCMCState | None = None
         self._result: RunResult | None = None
         self._postprocess = None
         self._samples = None
         self._model_call = None
+        self._latent = None         # the sampled sites' names (None: every site, or flat z)
         #: ``True`` when the last run was stopped by Ctrl-C (``KeyboardInterrupt``).
         self.interrupted = False
         self._schedule = (0, 0)     # (warmup, sampling) iterations the last run was to make
@@ -228,7 +202,7 @@ class MCMC:
             raise KeyboardInterrupt
         if num_samples:
             # stacklevel: warn_problems <- _run <- run <- the user's call
-            warn_problems(run_problems(self._numpy_samples(), result.stats,
+            warn_problems(run_problems(self._numpy_samples(latent_only=True), result.stats,
                                        target_accept_prob=getattr(self.kernel,
                                                                   "target_accept_prob", None),
                                        max_tree_depth=getattr(self.kernel, "max_tree_depth",
@@ -252,6 +226,7 @@ class MCMC:
             carry, num_warmup = self._start(setup, program, data)
             self._postprocess = (program.postprocess, data)
             self._model_call = (args, kwargs)
+            self._latent = None if setup.layout is None else set(setup.layout.names)
             self._schedule = (num_warmup, num_samples)
             runner = ChainRunner(self.kernel, program, data, num_warmup=num_warmup,
                                  num_samples=num_samples, thinning=self.thinning,
@@ -340,11 +315,14 @@ class MCMC:
             out[k] = ops.asarray(arr)
         return out
 
-    def _numpy_samples(self):
-        """``{site: (C, N, ...)}`` NumPy arrays (grouped on the host: no device reshape)."""
+    def _numpy_samples(self, latent_only=False):
+        """``{site: (C, N, ...)}`` NumPy arrays (grouped on the host: no device reshape); with
+        ``latent_only``, the sampled sites only (no deterministic ones)."""
         samples = self.get_samples()
         if not isinstance(samples, dict):
             samples = {"z": samples}
+        if latent_only and self._latent is not None:
+            samples = {k: v for k, v in samples.items() if k in self._latent}
         C, N = self._result.positions.shape[:2]
         return {k: np.asarray(ops.to_numpy(v)).reshape((C, N) + tuple(ops.shape(v))[1:])
                 for k, v in samples.items()}
@@ -354,10 +332,12 @@ class MCMC:
         :func:`ppl.diagnostics.summary`."""
         return diagnostics.summary(self._numpy_samples(), prob=prob, group_by_chain=True)
 
-    def print_summary(self, prob: float = 0.9) -> None:
-        """Print the summary table and the number of divergences (and, after Ctrl-C, that
-        the draws are partial)."""
-        diagnostics.print_summary(self._numpy_samples(), prob=prob, group_by_chain=True,
+    def print_summary(self, prob: float = 0.9, exclude_deterministic: bool = True) -> None:
+        """Print the summary table of the sampled sites (and of the deterministic ones unless
+        ``exclude_deterministic``, as NumPyro's), the number of divergences and, after Ctrl-C,
+        that the draws are partial."""
+        samples = self._numpy_samples(latent_only=exclude_deterministic)
+        diagnostics.print_summary(samples, prob=prob, group_by_chain=True,
                                   divergences=self._require_run().stats["diverging"])
         if self.interrupted:
             print(f"Partial: {self._interrupt_note()}")

@@ -40,6 +40,15 @@ def _listing(items: list[tuple[str, str]]) -> str:
     return shown + (f" and {more} more" if more > 0 else "")
 
 
+def _above(value: float, threshold: float) -> str:
+    """``value`` with the digits that show it above ``threshold`` (1.0104, not 1.010)."""
+    for digits in (3, 4, 6, 8):
+        text = f"{value:.{digits}f}"
+        if float(text) > threshold:
+            return text
+    return repr(float(value))
+
+
 def _element_label(name: str, idx: tuple) -> str:
     return name if not idx else f"{name}[{','.join(str(i) for i in idx)}]"
 
@@ -88,11 +97,12 @@ def _convergence(samples: dict, num_chains: int) -> str | None:
     if high_rhat:
         high_rhat.sort(reverse=True)
         parts.append(f"R-hat above {RHAT_MAX} (the chains disagree) for "
-                     + _listing([(lab, f"{v:.3f}") for v, lab in high_rhat]))
+                     + _listing([(lab, _above(v, RHAT_MAX)) for v, lab in high_rhat]))
     if low_ess:
         low_ess.sort()
-        parts.append(f"bulk ESS below {ESS_PER_CHAIN_MIN} per chain ({num_chains} chain"
-                     f"{'s' if num_chains > 1 else ''}) for "
+        total = f"{ESS_PER_CHAIN_MIN * num_chains} over {num_chains} chain" \
+            + ("s" if num_chains > 1 else "")
+        parts.append(f"bulk ESS below {ESS_PER_CHAIN_MIN} per chain ({total}) for "
                      + _listing([(lab, f"ESS {v:.0f}") for v, lab in low_ess]))
     return ("; ".join(parts) + ". Try more warmup and samples (num_warmup=, num_samples=) "
             "or a reparameterisation (e.g. non-centred: ppl.inference.reparam."

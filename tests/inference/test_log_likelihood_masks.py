@@ -157,3 +157,10 @@ def test_random_subsample_is_refused(backend):
                                          r"indices.*subsample_size=None.*subsample=idx"):
         log_likelihood(random_subsample_model, {k: ops.asarray(v) for k, v in DRAWS.items()},
                        Y0)
+
+
+def test_importable_from_ppl_inference():
+    """``from ppl.inference import log_likelihood`` (NumPyro's ``numpyro.infer``) gives the
+    function: it gave the module, and calling it a "'module' object is not callable"."""
+    from ppl.inference import log_likelihood as from_package
+    assert from_package is log_likelihood

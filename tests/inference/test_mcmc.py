@@ -405,6 +405,9 @@ def test_summary_print_summary_and_arviz(backend, capsys):
     mcmc.print_summary()
     out = capsys.readouterr().out
     assert "Number of divergences" in out and "z[2]" in out
+    assert "w[0]" not in out                # deterministic sites hidden, as NumPyro's default
+    mcmc.print_summary(exclude_deterministic=False)
+    assert "w[0]" in capsys.readouterr().out
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         idata = mcmc.to_arviz()
@@ -609,3 +612,23 @@ def test_torch_mmap_threshold_fixed_for_large_data(backend):
                           text=True, timeout=300)
     assert proc.returncode == 0, proc.stderr[-3000:]
     assert "ok" in proc.stdout
+
+
+@pytest.mark.backends("numpy")
+@pytest.mark.dtypes("float64")
+def test_run_warnings_judge_the_sampled_sites_only(backend, monkeypatch):
+    """R-hat and ESS warnings look at the sampled sites, not at deterministic functions of them
+    (200 deterministic elements of a regression gave R-hat warnings by multiple testing alone,
+    where NumPyro warns about nothing); jit_model_args is taken for NumPyro's signature."""
+    import ppl.inference.mcmc as mcmc_module
+    seen = []
+    real = mcmc_module.run_problems
+    monkeypatch.setattr(mcmc_module, "run_problems",
+                        lambda samples, *a, **k: seen.append(set(samples))
+                        or real(samples, *a, **k))
+    mcmc = _small(NUTS(model), jit_model_args=True)
+    mcmc.run(0, y=ops.asarray(Y))
+    assert seen == [{"mu", "sigma", "z"}]
+    assert set(mcmc.get_samples()) == {"mu", "sigma", "z", "w"}
+    with pytest.raises(ValueError, match="jit_model_args must be True or False"):
+        _small(NUTS(model), jit_model_args="yes")

@@ -84,7 +84,7 @@ def test_thresholds_on_constructed_chains():
     for t in range(1, 1000):
         x[:, t] = 0.99 * x[:, t - 1] + np.sqrt(1 - 0.99**2) * e[:, t]
     (msg,) = run_problems({"b": x, "c": np.ones((4, 1000))}, {})
-    assert "bulk ESS below 100 per chain (4 chains) for b (ESS" in msg and "c (" not in msg
+    assert "bulk ESS below 100 per chain (400 over 4 chains) for b (ESS" in msg and "c (" not in msg
     div = np.zeros((4, 1000), bool)
     div[0, :8] = True
     (msg,) = run_problems({"a": good}, {"diverging": div}, target_accept_prob=0.8)
@@ -112,7 +112,7 @@ def test_sites_checked_together_keep_their_labels(monkeypatch, batch):
     rhat_part, ess_part = msg.split("; bulk ESS")
     assert rhat_part.startswith("R-hat above 1.01 (the chains disagree) for b[0,1] (")
     assert "a[" not in rhat_part and "b[1,0]" not in msg and "b[0,0]" not in msg
-    assert ess_part.startswith(" below 100 per chain (4 chains) for ")
+    assert ess_part.startswith(" below 100 per chain (400 over 4 chains) for ")
     assert "c (ESS" in ess_part and "a[" not in ess_part
 
 
@@ -130,3 +130,11 @@ def test_progress_lines_off_a_terminal(backend, capsys):
     assert lines[0].startswith("warmup [vectorized, 2 chains]")
     assert lines[-1].startswith("sample [vectorized, 2 chains] 400/400 (100%)")
     assert "step_size=" in lines[-1] and "divergences=" in lines[-1]
+
+
+def test_rhat_shown_with_the_digits_that_put_it_above_the_threshold():
+    """1.0104 was printed as 1.010 in a warning about values above 1.01."""
+    from ppl.inference.run_warnings import _above
+    assert _above(1.0104, 1.01) == "1.0104"
+    assert _above(1.0151, 1.01) == "1.015"
+    assert _above(1.01000004, 1.01) == "1.01000004"
