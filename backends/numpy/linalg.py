@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import autograd.numpy as anp
 import numpy as np
+from autograd.extend import defvjp, primitive
+from autograd.numpy.linalg import grad_cholesky
 
 from ppl.backends.numpy import primitives as prims
 
@@ -29,7 +31,9 @@ class NumpyLinalg:
         return m[..., i + max(-offset, 0), i + max(offset, 0)]
 
     def cholesky(self, a):
-        return anp.linalg.cholesky(a)
+        """Lower Cholesky factor; NaN where ``a`` is not positive definite, as on the other
+        backends (LAPACK raises): a sampler's proposal there is a divergence, not a crash."""
+        return _cholesky(a)
 
     def solve_triangular(self, a, b, lower=True):
         return prims.solve_triangular(a, b, lower=lower)
@@ -42,3 +46,24 @@ class NumpyLinalg:
 
     def slogdet(self, a):
         return anp.linalg.slogdet(a)
+
+
+@primitive
+def _cholesky(a):
+    """``np.linalg.cholesky`` with NaN factors for the matrices that are not positive definite
+    (a primitive, so that the numpy backend's recorded tapes replay it too)."""
+    try:
+        return np.linalg.cholesky(a)
+    except np.linalg.LinAlgError:
+        pass
+    out = np.full(np.shape(a), np.nan, dtype=np.result_type(a, np.float32))
+    flat, square = out.reshape((-1,) + out.shape[-2:]), np.reshape(a, (-1,) + out.shape[-2:])
+    for i, m in enumerate(square):
+        try:
+            flat[i] = np.linalg.cholesky(m)
+        except np.linalg.LinAlgError:
+            pass
+    return out
+
+
+defvjp(_cholesky, grad_cholesky)    # autograd's VJP of the factor (NaN where it is NaN)
