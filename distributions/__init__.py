@@ -18,8 +18,9 @@ Where things live:
 ``positive``      HalfNormal, HalfCauchy, Exponential, Gamma, Chi2, InverseGamma, LogNormal,
                   Weibull
 ``bounded``       Beta, Uniform;  ``truncated``: TruncatedNormal
-``discrete``      Bernoulli, Binomial, Poisson, NegativeBinomial, Geometric
-``categorical``   Categorical, Multinomial
+``discrete``      Bernoulli, Binomial, Poisson, NegativeBinomial, Geometric;
+                  ``uniform_discrete``: DiscreteUniform
+``categorical``   Categorical, Multinomial;  ``ordinal``: OrderedLogistic
 ``counts``        GammaPoisson, NegativeBinomial2, BetaBinomial, DirichletMultinomial
 ``zero_inflated``  ZeroInflatedDistribution, ZeroInflatedPoisson,
                   ZeroInflatedNegativeBinomial2
@@ -27,6 +28,7 @@ Where things live:
                   LowRankMultivariateNormal
 ``folded``        FoldedDistribution, HalfStudentT;  ``circular``: VonMises
 ``extreme``       Gumbel, Pareto
+``time_series``   GaussianRandomWalk
 ``mixtures``      MixtureSameFamily;  ``transformed``: TransformedDistribution
 ``special``       Delta, ImproperUniform, Unit
 ``constraints``   supports and parameter sets;  ``transforms``: bijections and ``biject_to``
@@ -57,6 +59,7 @@ from ppl.distributions.locscale import Cauchy, Laplace, Logistic, Normal, Studen
 from ppl.distributions.low_rank import LowRankMultivariateNormal
 from ppl.distributions.mixtures import MixtureSameFamily
 from ppl.distributions.multivariate import Dirichlet, LKJCholesky, MultivariateNormal
+from ppl.distributions.ordinal import OrderedLogistic
 from ppl.distributions.positive import (
     Chi2,
     Exponential,
@@ -68,9 +71,11 @@ from ppl.distributions.positive import (
     Weibull,
 )
 from ppl.distributions.special import Delta, ImproperUniform, Unit
+from ppl.distributions.time_series import GaussianRandomWalk
 from ppl.distributions.transformed import TransformedDistribution
 from ppl.distributions.transforms import biject_to
 from ppl.distributions.truncated import TruncatedNormal
+from ppl.distributions.uniform_discrete import DiscreteUniform
 from ppl.distributions.validation import enable_validation, is_validation_enabled, validate_sample
 from ppl.distributions.zero_inflated import (
     ZeroInflatedDistribution,
@@ -95,12 +100,14 @@ __all__ = [
     "Delta",
     "Dirichlet",
     "DirichletMultinomial",
+    "DiscreteUniform",
     "Distribution",
     "ExpandedDistribution",
     "Exponential",
     "FoldedDistribution",
     "Gamma",
     "GammaPoisson",
+    "GaussianRandomWalk",
     "Geometric",
     "Gumbel",
     "HalfCauchy",
@@ -121,6 +128,7 @@ __all__ = [
     "NegativeBinomial",
     "NegativeBinomial2",
     "Normal",
+    "OrderedLogistic",
     "Pareto",
     "Poisson",
     "StudentT",
