@@ -96,8 +96,9 @@ class Distribution(metaclass=_Family):
         layout). Only families with ``has_enumerate_support``."""
         raise NotImplementedError(
             f"{type(self).__name__} has no finite support to enumerate (has_enumerate_support "
-            f"is False); enumeration takes Bernoulli, Categorical, Binomial, BetaBinomial and "
-            f"the zero-inflated, masked or expanded forms of these.")
+            f"is False); enumeration takes Bernoulli, Categorical, Binomial, BetaBinomial, "
+            f"DiscreteUniform, OrderedLogistic and the zero-inflated, masked or expanded forms "
+            f"of these.")
 
     def __init__(self, batch_shape=(), event_shape=(), validate_args=None):
         self._batch_shape = tuple(int(s) for s in batch_shape)

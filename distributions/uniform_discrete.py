@@ -66,14 +66,15 @@ class DiscreteUniform(Distribution):
         return constraints.integer_interval(self.low, self.high)
 
     def sample(self, key, sample_shape=()):
-        shape = self.shape(sample_shape)
-        u = random.uniform(key, shape)
-        # floor(u * n) is in 0..n-1 for u in [0, 1); the minimum guards a rounding of u * n to n
-        k = ops.minimum(ops.floor(u * (self.high - self.low + 1.0)), self.high - self.low)
-        return as_int(self.low + k)
+        # integers drawn as integers: floor(u * n) of a float32 uniform has 24 bits, so
+        # DiscreteUniform(0, 10**8) drew 8 % odd numbers
+        low, high = (ops.broadcast_to(as_int(v), self.batch_shape) for v in (self.low, self.high))
+        return random.randint(key, self.shape(sample_shape), low, high + 1)
 
     @validate_sample
     def log_prob(self, value):
+        """``-log(high - low + 1)`` on the support, ``-inf`` off it (NumPyro's gives the
+        constant everywhere)."""
         value = as_float(value)
         inside = self.support.check(value)
         lp = -ops.log(self.high - self.low + 1.0) + ops.zeros_like(value)

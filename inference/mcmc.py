@@ -134,7 +134,7 @@ class MCMC:
         self.progress_bar = bool(progress_bar)
         self.chunk_size = None if chunk_size is None else _check_int("chunk_size", chunk_size, 1)
         if not isinstance(jit_model_args, bool):
-            raise ValueError(f"jit_model_args must be True or False, got {jit_model_args!r}.")
+            raise TypeError(f"jit_model_args must be True or False, got {jit_model_args!r}.")
         self.last_state: MCMCState | None = None
         self.post_warmup_state: MCMCState | None = None
         self._result: RunResult | None = None

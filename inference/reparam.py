@@ -204,9 +204,12 @@ class CircularReparam:
     there is no ``{name}_factor`` site (which ``log_likelihood`` and the ArviZ export would
     count as an observation), and the new site can be drawn from (its draws are the site's,
     in ``[-pi, pi)``): ``Predictive`` and ``init_to_sample`` work on the reparameterized
-    model. The draws of ``{name}_unwrapped`` wander over copies of the circle: read
-    ``name`` (its R-hat and ESS), not ``{name}_unwrapped``. Circular statistics: Mardia &
-    Jupp (2000), "Directional Statistics", Wiley.
+    model. An observed site is refused (NumPyro passes ``obs`` through). The draws of
+    ``{name}_unwrapped`` wander over copies of the circle, so its R-hat and ESS (which
+    ``MCMC``'s warnings judge, as a sampled site) can flag chains on different copies of one
+    posterior; and where the posterior straddles ``+-pi`` the linear statistics of ``name``
+    mislead too: judge convergence on ``cos(name)`` and ``sin(name)``. Circular statistics:
+    Mardia & Jupp (2000), "Directional Statistics", Wiley.
 
     Examples
     --------

@@ -167,7 +167,11 @@ class plate(Messenger):
             kwargs = {"rng_key": None}  # a seed handler fills it in
         msg = new_message("plate", self.name, fn=self._draw_indices, value=value,
                           args=(self.size, self.subsample_size), kwargs=kwargs)
-        self._indices = apply_stack(msg)["value"]
+        try:
+            self._indices = apply_stack(msg)["value"]
+        except BaseException:
+            super().__exit__(None, None, None)  # `with` calls no __exit__ when __enter__ fails
+            raise
         return self._indices
 
     def __exit__(self, exc_type, exc_value, traceback):

@@ -9,9 +9,6 @@
   generator (:mod:`.random`).
 * Ops autograd lacks are autograd primitives with their VJPs (:mod:`.primitives`).
 * Only ``device=None`` or ``"cpu"`` is accepted.
-* In a float32 run, float64 NumPy operands (data) of ops, of ``jit``-, ``grad``- and
-  ``vmap``-transformed functions and of control flow are computed in float32, as the other
-  backends convert NumPy operands (:func:`~ppl.backends.numpy.core.narrow_float64_operands`).
 
 One module per topic of the protocol (:mod:`ppl.backends.common`), each holding one mixin.
 """
@@ -20,17 +17,12 @@ from __future__ import annotations
 
 import numpy as np
 
-from ppl.backends.common import FLOATING_OPS, Backend
-from ppl.backends.common.control_flow import ControlFlow
-from ppl.backends.common.core import Core
+from ppl.backends.common import Backend
 from ppl.backends.common.dtypes import parse_device
-from ppl.backends.common.linalg import Linalg
-from ppl.backends.common.nn import NN
-from ppl.backends.common.special import Special
 from ppl.backends.numpy.autodiff import NumpyAutodiff
 from ppl.backends.numpy.compile import NumpyCompile
 from ppl.backends.numpy.control_flow import NumpyControlFlow
-from ppl.backends.numpy.core import NumpyCore, narrow_float64_operands
+from ppl.backends.numpy.core import NumpyCore
 from ppl.backends.numpy.linalg import NumpyLinalg
 from ppl.backends.numpy.nn import NumpyNN
 from ppl.backends.numpy.random import NumpyRandom
@@ -53,11 +45,3 @@ class NumpyBackend(NumpyCore, NumpySpecial, NumpyLinalg, NumpyNN, NumpyRandom, N
             )
         super().__init__(dtype=dtype, device=device)
         self._np_dtype = np.dtype(dtype)
-
-
-# the floating ops narrow float64 operands in NumpyCore.float_operand(s); these are the others
-narrow_float64_operands(NumpyBackend, [
-    name for topic in (Core, Special, Linalg, NN, ControlFlow)
-    for name, value in vars(topic).items()
-    if callable(value) and not name.startswith("_") and name not in FLOATING_OPS
-] + ["stop_gradient"])

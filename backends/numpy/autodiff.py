@@ -14,7 +14,6 @@ from ppl.backends import tree
 from ppl.backends.common.autodiff import check_mapped_ranks
 from ppl.backends.numpy import reverse
 from ppl.backends.numpy import tape as _tape
-from ppl.backends.numpy.core import narrowed
 
 __all__ = ["NumpyAutodiff"]
 
@@ -27,8 +26,6 @@ class NumpyAutodiff:
         nums = tuple(argnums) if multiple else (argnums,)
 
         def wrapped(*args, **kwargs):
-            if self.dtype == "float32":         # float64 NumPy data: float32, as in ops
-                args, kwargs = narrowed(args), narrowed(kwargs)
             aux_box = []
 
             def f(diff_args):
@@ -67,8 +64,6 @@ class NumpyAutodiff:
 
     def vmap(self, fun, in_axes=0, out_axes=0):
         def wrapped(*args):
-            if self.dtype == "float32":
-                args = narrowed(args)
             axes = in_axes if isinstance(in_axes, (tuple, list)) else (in_axes,) * len(args)
             if len(axes) != len(args):
                 raise ValueError(

@@ -11,7 +11,6 @@ import numpy as np
 from autograd.tracer import isbox
 
 from ppl.backends.numpy import tape as _tape
-from ppl.backends.numpy.core import narrowed
 
 __all__ = ["NumpyCompile", "Recorded"]
 
@@ -95,20 +94,15 @@ class Recorded:
     #: signatures recorded per function, beyond which calls run eagerly
     max_signatures = 32
 
-    def __init__(self, fun, static_argnums=(), *, narrow=False):
+    def __init__(self, fun, static_argnums=()):
         self.fun = fun
         self.static_argnums = frozenset(
             (static_argnums,) if isinstance(static_argnums, int) else static_argnums)
-        #: float64 NumPy arguments become float32 first (a float32 run)
-        self.narrow = narrow
         self._programs: dict = {}
         self._lock = threading.RLock()
         functools.update_wrapper(self, fun)
 
     def __call__(self, *args, **kwargs):
-        if self.narrow:
-            args = [a if i in self.static_argnums else narrowed(a) for i, a in enumerate(args)]
-            kwargs = narrowed(kwargs)
         arrays: list = []
         try:
             if self.static_argnums:
@@ -166,4 +160,4 @@ class NumpyCompile:
     vmap_is_loop = True
 
     def jit(self, fun, static_argnums=(), *, once=False):
-        return Recorded(fun, static_argnums, narrow=self.dtype == "float32")
+        return Recorded(fun, static_argnums)

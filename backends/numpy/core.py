@@ -8,9 +8,6 @@ rebuilt from ones it can differentiate, and the rest are autograd primitives wit
 
 from __future__ import annotations
 
-import functools
-import inspect
-
 import autograd.numpy as anp
 import numpy as np
 from autograd.tracer import Box, getval
@@ -20,74 +17,11 @@ from ppl.backends.common.dtypes import dtype_name
 from ppl.backends.numpy import primitives as prims
 from ppl.backends.numpy.tape import concrete, nodiff
 
-__all__ = ["NumpyCore", "narrow_float64_operands", "narrowed"]
+__all__ = ["NumpyCore"]
 
 
 _NO_DTYPE = np.dtype(object)       # the "dtype" of Python numbers (kind "O")
 _PY_NUMBERS = (bool, int, float)
-_F32 = np.dtype(np.float32)
-#: ops whose arguments are not data: conversion (an explicit ``dtype`` is obeyed),
-#: introspection, creation from sizes
-_NOT_DATA = frozenset({"asarray", "to_numpy", "is_array", "is_tracer", "shape", "ndim", "size",
-                       "dtype_of", "astype", "item", "zeros", "ones", "full", "arange",
-                       "linspace", "eye", "broadcast_shapes"})
-
-
-def narrowed(x):
-    """``x`` with its float64 NumPy arrays and scalars, in lists, tuples (named too) and dicts
-    as well, made float32; everything else (autograd boxes included) as it is."""
-    t = type(x)
-    if t is np.ndarray:
-        return x.astype(_F32) if x.dtype.char == "d" else x
-    if t is np.float64:
-        return np.float32(x)
-    if t is list or t is tuple:
-        return t([narrowed(v) for v in x])
-    if t is dict:
-        return {k: narrowed(v) for k, v in x.items()}
-    if isinstance(x, tuple) and hasattr(x, "_fields"):
-        return t(*[narrowed(v) for v in x])
-    return x
-
-
-_CONTAINERS = (list, tuple, dict)
-
-
-def _narrowing(impl, static):
-    @functools.wraps(impl)
-    def op(self, *args, **kwargs):
-        if self._np_dtype is _F32:
-            # most operands are float32 arrays, autograd boxes or Python numbers: look first
-            for a in args:
-                t = type(a)
-                if (a.dtype.char == "d" if t is np.ndarray
-                        else t is np.float64 or isinstance(a, _CONTAINERS)):
-                    args = [narrowed(a) for a in args]
-                    break
-            if kwargs:
-                kwargs = narrowed(kwargs)
-        return impl(*args, **kwargs) if static else impl(self, *args, **kwargs)
-
-    return op
-
-
-def narrow_float64_operands(cls, names) -> None:
-    """Wrap ``cls``'s implementation of each op in ``names`` (except those of ``_NOT_DATA``) so
-    that in a float32 run its float64 NumPy operands become float32 first.
-
-    A NumPy array is both this backend's array and the user's data, so the float policy alone
-    would keep float64 data (a model's module-level arrays, say) float64 through every op of a
-    float32 run, and a deterministic site computed from them would be float64 where the other
-    backends, converting NumPy operands as ``asarray`` does, give float32. The numpy backend
-    cannot tell data from a float64 array made on purpose (``asarray(x, dtype="float64")``
-    still makes one), and takes it for data. The floating ops do the same in
-    :meth:`NumpyCore.float_operand`."""
-    for name in names:
-        if name in _NOT_DATA:
-            continue
-        raw = inspect.getattr_static(cls, name)
-        static = isinstance(raw, staticmethod)
-        setattr(cls, name, _narrowing(raw.__func__ if static else raw, static))
 
 
 def _axis(axis):
@@ -103,12 +37,9 @@ class NumpyCore:
 
     def float_operand(self, x):
         """``x`` as a floating array: NumPy arrays and Python numbers of integer or boolean
-        kind become ``self.dtype``, Python floats too (NumPy would make them float64), and so
-        do float64 NumPy data in a float32 run (see :func:`narrow_float64_operands`)."""
+        kind become ``self.dtype``, Python floats too (NumPy would make them float64)."""
         if type(x) is np.ndarray and x.dtype.kind in "fc":
-            return x.astype(_F32) if x.dtype.char == "d" and self._np_dtype is _F32 else x
-        if type(x) is np.float64 and self._np_dtype is _F32:
-            return np.float32(x)
+            return x
         dtype = getattr(getval(x), "dtype", None)
         if dtype is not None and dtype.kind in "fc":
             return x
@@ -121,13 +52,11 @@ class NumpyCore:
     def float_operands(self, *xs):
         """:meth:`float_operand` of each operand; Python numbers next to a floating array stay
         Python numbers, which NumPy treats as weakly typed (``x32 / 2`` stays float32)."""
-        wide = False
         for x in xs:
             if type(x) is not np.ndarray or x.dtype.kind not in "fc":
                 break
-            wide = wide or x.dtype.char == "d"
         else:
-            return [narrowed(x) for x in xs] if wide and self._np_dtype is _F32 else xs
+            return xs
         kinds = [getattr(getval(x), "dtype", _NO_DTYPE).kind for x in xs]
         if "f" in kinds or "c" in kinds:
             return [x if type(x) in _PY_NUMBERS else self.float_operand(x) for x in xs]

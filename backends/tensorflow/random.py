@@ -163,9 +163,10 @@ class TensorflowRandom:
         dt = tf.int64 if dtype is None else self._dt(dtype)
         # an empty range (maxval <= minval) gives minval, as jax.random.randint
         if isinstance(minval, _Tensor) or isinstance(maxval, _Tensor):
-            lo = tf.cast(self._in(minval), self._float)
-            hi = tf.maximum(tf.cast(self._in(maxval), self._float), lo + 1)
-            u = self.random_uniform(key, shape)
+            # in float64: a float32 uniform has 24 bits (randint(0, 1e8) drew 8 % odd numbers)
+            lo = tf.cast(self._in(minval), tf.float64)
+            hi = tf.maximum(tf.cast(self._in(maxval), tf.float64), lo + 1)
+            u = self.random_uniform(key, shape, dtype="float64")
             return tf.cast(tf.minimum(tf.floor(lo + u * (hi - lo)), hi - 1), dt)
         r = tf.random.stateless_uniform(_shape(shape), self._seed(key), minval=int(minval),
                                         maxval=max(int(maxval), int(minval) + 1),

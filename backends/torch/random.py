@@ -88,9 +88,10 @@ class TorchRandom:
     def random_randint(self, key, shape, minval, maxval, dtype=None):
         dt = torch.int64 if dtype is None else self._dt(dtype)
         if isinstance(minval, torch.Tensor) or isinstance(maxval, torch.Tensor):
-            lo, hi = self._t(minval).to(self._float), self._t(maxval).to(self._float)
+            # in float64: a float32 uniform has 24 bits (randint(0, 1e8) drew 8 % odd numbers)
+            lo, hi = self._t(minval).to(torch.float64), self._t(maxval).to(torch.float64)
             hi = torch.maximum(hi, lo + 1)                  # an empty range gives minval
-            u = self.random_uniform(key, shape)
+            u = self.random_uniform(key, shape, dtype="float64")
             return torch.minimum(torch.floor(lo + u * (hi - lo)), hi - 1).to(dt)
         ints = (int(minval), max(int(maxval), int(minval) + 1))
         return self._draw(key, "randint", shape, dt, ints=ints)

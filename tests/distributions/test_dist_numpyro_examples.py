@@ -422,3 +422,15 @@ def test_discrete_uniform_bad_arguments(backend):
         dist.DiscreteUniform(0, 3, validate_args=True).log_prob(4)
     d = dist.DiscreteUniform()
     assert d.batch_shape == () and [int(v) for v in to_numpy(d.enumerate_support())] == [0, 1]
+
+
+def test_discrete_uniform_draws_wide_ranges_uniformly(backend, dtype):
+    """Draws over 0..1e8 hit odd numbers half the time (floor(u * n) of a float32 uniform
+    gave 8 %) and stay in range, batched bounds included."""
+    d = dist.DiscreteUniform(0, 10**8)
+    x = np.asarray(ops.to_numpy(d.sample(ppl.random.key(0), (4000,))), np.int64)
+    assert 0 <= x.min() and x.max() <= 10**8
+    assert abs((x % 2).mean() - 0.5) < 0.05 and abs((x % 8 == 0).mean() - 0.125) < 0.03
+    b = dist.DiscreteUniform(ops.asarray([0, 10]), ops.asarray([2, 10]))
+    y = np.asarray(ops.to_numpy(b.sample(ppl.random.key(1), (500,))))
+    assert set(y[:, 0].tolist()) == {0, 1, 2} and set(y[:, 1].tolist()) == {10}

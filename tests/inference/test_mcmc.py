@@ -630,5 +630,5 @@ def test_run_warnings_judge_the_sampled_sites_only(backend, monkeypatch):
     mcmc.run(0, y=ops.asarray(Y))
     assert seen == [{"mu", "sigma", "z"}]
     assert set(mcmc.get_samples()) == {"mu", "sigma", "z", "w"}
-    with pytest.raises(ValueError, match="jit_model_args must be True or False"):
+    with pytest.raises(TypeError, match="jit_model_args must be True or False"):
         _small(NUTS(model), jit_model_args="yes")

@@ -165,3 +165,13 @@ def test_subsample_under_nuts_gives_the_conjugate_posterior(backend, subsample):
     assert split_gelman_rubin(mu) < 1.05
     assert abs(mu.mean() - mean) < 4 * mcse(mu), (mu.mean(), mean, mcse(mu))
     assert abs(mu.std(ddof=1) / sd - 1) < 0.2, (mu.std(ddof=1), sd)
+
+
+def test_a_plate_that_fails_to_enter_leaves_the_stack(backend):
+    """A plate whose subsample needs a key it does not have raises, and is not left active:
+    the next plate of the same name works (it said "already active")."""
+    with pytest.raises(Exception, match="key"):
+        with ppl.plate("N", 10, subsample_size=3):
+            pass
+    with ppl.plate("N", 10, subsample=[1, 2, 3]) as idx:
+        assert ppl.ops.to_numpy(idx).tolist() == [1, 2, 3]
