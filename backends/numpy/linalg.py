@@ -52,6 +52,9 @@ class NumpyLinalg:
 def _cholesky(a):
     """``np.linalg.cholesky`` with NaN factors for the matrices that are not positive definite
     (a primitive, so that the numpy backend's recorded tapes replay it too)."""
+    shape = np.shape(a)
+    if len(shape) < 2 or shape[-1] != shape[-2]:
+        return np.linalg.cholesky(a)        # its error on a shape stays an error
     try:
         return np.linalg.cholesky(a)
     except np.linalg.LinAlgError:

@@ -10,6 +10,7 @@ from conftest import to_numpy
 import ppl
 import ppl.distributions as dist
 from ppl import ops
+from ppl.diagnostics import effective_sample_size
 from ppl.inference import MCMC, NUTS
 
 BAD = np.array([[1.0, 2.0], [2.0, 1.0]])
@@ -34,7 +35,7 @@ def test_gradient_of_a_positive_definite_batch_member_is_finite(backend):
     np.testing.assert_allclose(g[0], np.linalg.inv(GOOD), rtol=1e-5)
 
 
-Y = np.array([[1.1, 0.9], [-0.4, -0.7], [0.3, 0.5], [2.0, 1.6], [-1.2, -0.8]])
+Y = np.random.default_rng(3).multivariate_normal([0.0, 0.0], [[1.0, 0.3], [0.3, 1.0]], 20)
 
 
 def model(y):
@@ -57,10 +58,13 @@ def _posterior_mean():
 
 
 @pytest.mark.dtypes("float64")
+@pytest.mark.filterwarnings("ignore::ppl.inference.run_warnings.SamplingWarning")  # a short run
 def test_nuts_where_the_covariance_can_be_indefinite(backend):
     mean, sd = _posterior_mean()
     mcmc = MCMC(NUTS(model), num_warmup=300, num_samples=400, num_chains=2, progress_bar=False)
     mcmc.run(0, Y)
-    rho = to_numpy(mcmc.get_samples()["rho"])
+    rho = to_numpy(mcmc.get_samples(group_by_chain=True)["rho"])
     assert np.all(np.abs(rho) < 1.0)
-    assert abs(rho.mean() - mean) < 4 * sd / np.sqrt(0.4 * rho.size), (rho.mean(), mean, sd)
+    ess = float(effective_sample_size(rho))
+    assert ess > 100, ess
+    assert abs(rho.mean() - mean) < 4 * sd / np.sqrt(ess), (rho.mean(), mean, sd, ess)
