@@ -37,6 +37,7 @@ import os
 
 import numpy as np
 import pytest
+import scipy.stats as st
 
 # torch upgrades a traced graph to inductor's C++ after this many calls; one compile per model
 # would dominate the suite's time, so it is exercised in tests/inference/test_torch_inductor.py
@@ -200,6 +201,19 @@ def assert_close(actual, expected, *, dtype=None, kind="value", tol=1.0, rtol=No
         r = base_rtol * tol if rtol is None else rtol
         t = base_atol * tol * scale if atol is None else atol
         np.testing.assert_allclose(a.astype(np.float64), e64, rtol=r, atol=t, err_msg=where)
+
+
+def chi2_pvalue(draws, support, pmf) -> float:
+    """Chi-square goodness of fit, pooling cells with expected count < 5 into one."""
+    n = len(draws)
+    expected = n * np.asarray(pmf)
+    observed = np.array([np.sum(draws == s) for s in support], dtype=float)
+    big = expected >= 5
+    obs = list(observed[big]) + [n - observed[big].sum()]
+    exp = list(expected[big]) + [n - expected[big].sum()]
+    if exp[-1] < 1e-9:
+        obs, exp = obs[:-1], exp[:-1]
+    return st.chisquare(obs, exp).pvalue
 
 
 def fd_grad(f, x, *, eps: float = 1e-6) -> np.ndarray:

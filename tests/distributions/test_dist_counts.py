@@ -24,7 +24,7 @@ from dataclasses import dataclass
 import numpy as np
 import pytest
 import scipy.stats as st
-from conftest import fd_grad, to_numpy
+from conftest import chi2_pvalue, fd_grad, to_numpy
 from scipy.special import expit
 
 import ppl
@@ -263,19 +263,6 @@ def test_mean_variance(case, backend, dtype):
     np.testing.assert_allclose(var, ref_var, rtol=rtol, atol=rtol)
 
 
-def _chi2_pvalue(draws, support, pmf):
-    """Chi-square goodness of fit, pooling cells with expected count < 5 into one."""
-    n = len(draws)
-    expected = n * np.asarray(pmf)
-    observed = np.array([np.sum(draws == s) for s in support], dtype=float)
-    big = expected >= 5
-    obs = list(observed[big]) + [n - observed[big].sum()]
-    exp = list(expected[big]) + [n - expected[big].sum()]
-    if exp[-1] < 1e-9:
-        obs, exp = obs[:-1], exp[:-1]
-    return st.chisquare(obs, exp).pvalue
-
-
 N = 20_000
 
 
@@ -303,7 +290,7 @@ def test_sample(case, backend, dtype):
             support, pmf = np.arange(len(vecs)), ref.pmf(np.asarray(vecs, dtype=np.float64))
             se = np.sqrt(np.diagonal(ref.cov()) / N)
             assert np.all(np.abs(x[:, j].mean(0) - ref.mean()) < 6 * se)
-        p = _chi2_pvalue(draws, support, pmf)
+        p = chi2_pvalue(draws, support, pmf)
         assert p > 1e-4, f"batch {j}: chi-square p-value {p:.2e}"
 
 

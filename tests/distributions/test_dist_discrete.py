@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import pytest
 import scipy.stats as st
-from conftest import fd_grad, to_numpy
+from conftest import chi2_pvalue, fd_grad, to_numpy
 from scipy.special import expit, log_softmax, softmax
 
 import ppl
@@ -247,19 +247,6 @@ def test_mean_variance(case, backend, dtype):
     np.testing.assert_allclose(var, ref_var, rtol=rtol, atol=rtol)
 
 
-def _chi2_pvalue(draws, support, pmf):
-    """Chi-square goodness of fit, pooling cells with expected count < 5 into one."""
-    n = len(draws)
-    expected = n * np.asarray(pmf)
-    observed = np.array([np.sum(draws == s) for s in support], dtype=float)
-    big = expected >= 5
-    obs = list(observed[big]) + [n - observed[big].sum()]
-    exp = list(expected[big]) + [n - expected[big].sum()]
-    if exp[-1] < 1e-9:
-        obs, exp = obs[:-1], exp[:-1]
-    return st.chisquare(obs, exp).pvalue
-
-
 N = 20_000
 
 
@@ -286,7 +273,7 @@ def test_sample(case, backend, dtype):
             draws = np.array([codes[tuple(int(c) for c in row)] for row in x[:, j]])
             support = np.arange(len(vecs))
             pmf = ref.pmf(np.asarray(vecs))
-        p = _chi2_pvalue(draws, support, pmf)
+        p = chi2_pvalue(draws, support, pmf)
         assert p > 1e-4, f"batch {j}: chi-square p-value {p:.2e}"
         if case.event == 0 and np.isfinite(ref.mean()):
             se = np.sqrt(ref.var() / N)
