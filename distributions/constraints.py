@@ -21,6 +21,13 @@ from __future__ import annotations
 import math
 
 from ppl import ops
+from ppl.distributions.constraint_base import Constraint, _fill, _is_integer, _tol
+from ppl.distributions.matrix_constraints import (
+    _CorrCholesky,
+    _CorrMatrix,
+    _LowerCholesky,
+    _PositiveDefinite,
+)
 from ppl.distributions.util import as_float, describe, require_int
 
 __all__ = [
@@ -28,6 +35,7 @@ __all__ = [
     "boolean",
     "circular",
     "corr_cholesky",
+    "corr_matrix",
     "dependent",
     "greater_than",
     "greater_than_eq",
@@ -51,54 +59,8 @@ __all__ = [
     "real_vector",
     "simplex",
     "unit_interval",
+    "zero_sum",
 ]
-
-
-def _tol(x) -> float:
-    """A tolerance for equality checks that suits the dtype of ``x``."""
-    return 1e-4 if ops.dtype_of(x) in ("float32", "float16", "bfloat16") else 1e-8
-
-
-def _fill(prototype, value):
-    """A float array shaped like ``prototype``, filled with ``value`` (broadcast)."""
-    return ops.zeros_like(as_float(prototype)) + value
-
-
-def _eye_like(prototype):
-    """Identity matrices broadcast to the shape of ``prototype`` (``(..., n, n)``)."""
-    n = ops.shape(prototype)[-1]
-    return ops.broadcast_to(ops.eye(n, dtype=ops.dtype_of(as_float(prototype))),
-                            ops.shape(prototype))
-
-
-def _is_integer(value):
-    return ops.floor(value) == value
-
-
-class Constraint:
-    """Base class: a set of admissible values.
-
-    Subclasses set ``event_dim`` and ``is_discrete`` and implement :meth:`check`. The ``repr``
-    is the public name (``positive``, ``interval(0.0, 1.0)``).
-    """
-
-    event_dim: int = 0
-    is_discrete: bool = False
-
-    def check(self, value):
-        """A boolean array: ``True`` where ``value`` (an event of ``event_dim`` dims) is inside."""
-        raise NotImplementedError
-
-    def __call__(self, value):
-        return self.check(value)
-
-    def feasible_like(self, prototype):
-        """A value inside the constraint with the shape of ``prototype``."""
-        raise NotImplementedError(f"{self} does not define feasible_like.")
-
-    def __repr__(self):
-        name = type(self).__name__.lstrip("_")
-        return name[0].lower() + "".join("_" + c.lower() if c.isupper() else c for c in name[1:])
 
 
 class _Bounded(Constraint):
@@ -317,6 +279,30 @@ class _Simplex(Constraint):
         return _fill(prototype, 1.0 / ops.shape(prototype)[-1])
 
 
+class _ZeroSum(Constraint):
+    """Real arrays whose entries sum to zero along each of their ``event_dim`` rightmost axes
+    (the support of ``ZeroSumNormal``); the sums are judged relative to the entries' size."""
+
+    def __init__(self, event_dim: int = 1):
+        require_int("zero_sum", "event_dim", event_dim, 1)
+        self.event_dim = event_dim
+
+    def check(self, value):
+        axes = tuple(range(-self.event_dim, 0))
+        ok = ops.all(ops.isfinite(value), axis=axes)
+        for axis in axes:
+            scale = 1.0 + ops.sum(ops.abs(value), axis=axis, keepdims=True)
+            small = ops.abs(ops.sum(value, axis=axis, keepdims=True)) <= _tol(value) * scale
+            ok = ops.logical_and(ok, ops.all(small, axis=axes))
+        return ok
+
+    def feasible_like(self, prototype):
+        return _fill(prototype, 0.0)
+
+    def __repr__(self):
+        return f"zero_sum(event_dim={self.event_dim})"
+
+
 class _Multinomial(_Bounded):
     """Nonnegative integer vectors summing to ``upper_bound`` (the total count)."""
 
@@ -327,45 +313,6 @@ class _Multinomial(_Bounded):
     def check(self, value):
         ints = ops.all(ops.logical_and(value >= 0, _is_integer(value)), axis=-1)
         return ops.logical_and(ints, ops.sum(value, axis=-1) == self.upper_bound)
-
-
-class _LowerCholesky(Constraint):
-    event_dim = 2
-
-    def check(self, value):
-        lower = ops.all(ops.all(ops.triu(value, k=1) == 0, axis=-1), axis=-1)
-        diag_pos = ops.all(ops.diagonal(value, axis1=-2, axis2=-1) > 0, axis=-1)
-        return ops.logical_and(lower, diag_pos)
-
-    def feasible_like(self, prototype):
-        return _eye_like(prototype)
-
-
-class _CorrCholesky(_LowerCholesky):
-    def check(self, value):
-        unit_rows = ops.all(
-            ops.abs(ops.sqrt(ops.sum(value * value, axis=-1)) - 1.0) < _tol(value), axis=-1)
-        return ops.logical_and(super().check(value), unit_rows)
-
-
-class _PositiveDefinite(Constraint):
-    """Symmetric matrices with all leading principal minors positive (Sylvester's criterion)."""
-
-    event_dim = 2
-
-    def check(self, value):
-        sym = ops.all(ops.all(
-            ops.abs(value - ops.matrix_transpose(value))
-            <= _tol(value) * (1.0 + ops.abs(value)), axis=-1), axis=-1)
-        n = ops.shape(value)[-1]
-        ok = sym
-        for k in range(1, n + 1):
-            sign, _ = ops.slogdet(value[..., :k, :k])
-            ok = ops.logical_and(ok, sign > 0)
-        return ok
-
-    def feasible_like(self, prototype):
-        return _eye_like(prototype)
 
 
 # Public instances and factories (NumPyro's names); the factories are the classes, so
@@ -386,6 +333,7 @@ positive_ordered_vector = _PositiveOrderedVector()
 simplex = _Simplex()
 lower_cholesky = _LowerCholesky()
 corr_cholesky = _CorrCholesky()
+corr_matrix = _CorrMatrix()
 positive_definite = _PositiveDefinite()
 interval = _Interval
 greater_than = _GreaterThan
@@ -395,3 +343,4 @@ integer_interval = _IntegerInterval
 integer_greater_than = _IntegerGreaterThan
 independent = _Independent
 multinomial = _Multinomial
+zero_sum = _ZeroSum
