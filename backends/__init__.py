@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import importlib
 import importlib.util
+import os
 from typing import NamedTuple
 
 from ppl.backends.common import (
@@ -30,7 +31,7 @@ from ppl.backends.common import (
 from ppl.backends.common.dtypes import check_float_dtype
 
 __all__ = ["Backend", "BACKENDS", "OPS", "LINALG_OPS", "NN_OPS", "RANDOM_OPS", "NOT_OPS",
-           "FLOATING_OPS", "installed", "load", "loaded", "owner"]
+           "FLOATING_OPS", "installed", "load", "loaded", "owner", "set_host_device_count"]
 
 
 class _Entry(NamedTuple):
@@ -110,3 +111,22 @@ def owner(x) -> Backend | None:
         except Exception:  # noqa: BLE001 - a backend that cannot even test the type: skip it
             continue
     return None
+
+
+def set_host_device_count(n: int) -> None:
+    """Run JAX on ``n`` CPU devices, so that chains run in parallel (NumPyro's name).
+
+    ppl already gives JAX one CPU device per core by default; this picks another number. Like
+    NumPyro's, it must run before JAX starts: call it at the top of the program. Afterwards it
+    raises a ``RuntimeError`` if JAX has a different count. Other backends are unaffected.
+
+    >>> set_host_device_count(2)  # doctest: +SKIP
+    """
+    if isinstance(n, bool) or not isinstance(n, int) or n < 1:
+        raise ValueError(
+            f"set_host_device_count: n must be a positive int (the number of CPU devices), "
+            f"got {n!r}.")
+    os.environ["PPL_JAX_CPU_DEVICES"] = str(n)
+    if installed("jax"):
+        from ppl.backends.jax.compile import set_cpu_device_count  # JAX only where installed
+        set_cpu_device_count(n)

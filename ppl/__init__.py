@@ -8,7 +8,8 @@ True
 from __future__ import annotations
 
 from ppl import diagnostics, handlers, ops, random
-from ppl._state import available_backends, get_backend, set_backend, use_backend
+from ppl._state import available_backends, enable_x64, get_backend, set_backend, use_backend
+from ppl.backends import set_host_device_count
 from ppl.comparison import ComparisonReport, compare
 from ppl.primitives import (
     deterministic,
@@ -24,7 +25,8 @@ from ppl.primitives import (
 
 __version__ = "0.1.0"
 
-__all__ = ["available_backends", "get_backend", "set_backend", "use_backend", "ops", "random",
+__all__ = ["available_backends", "get_backend", "set_backend", "use_backend", "enable_x64",
+           "set_host_device_count", "ops", "random",
            "diagnostics", "__version__", "sample", "param", "deterministic", "factor", "plate",
            "plate_stack", "markov", "prng_key", "subsample",
            "handlers", "compare", "ComparisonReport"]

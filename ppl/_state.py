@@ -14,7 +14,7 @@ import os
 from ppl import backends as _backends
 from ppl.backends import Backend
 
-__all__ = ["available_backends", "set_backend", "use_backend", "get_backend"]
+__all__ = ["available_backends", "enable_x64", "set_backend", "use_backend", "get_backend"]
 
 _ACTIVE: contextvars.ContextVar[Backend | None] = contextvars.ContextVar(
     "ppl_backend", default=None)
@@ -68,3 +68,24 @@ def get_backend() -> Backend:
         dtype = os.environ.get("PPL_DTYPE", "float32") or "float32"
         _DEFAULT.append(_backends.load(name, dtype=dtype))
     return _DEFAULT[0]
+
+
+def enable_x64(use_x64: bool = True) -> Backend:
+    """Make the process default backend compute in ``float64`` (``False``: ``float32``), keeping
+    its framework and device; returns it (NumPyro's name).
+
+    The same as ``set_backend(name, dtype="float64")``; a ``use_backend`` block keeps its own
+    dtype.
+
+    >>> _ = set_backend("numpy")
+    >>> enable_x64().dtype
+    'float64'
+    >>> enable_x64(False).dtype
+    'float32'
+    """
+    if not isinstance(use_x64, bool):
+        raise TypeError(f"enable_x64: use_x64 must be True or False, got {use_x64!r}.")
+    default = _DEFAULT[0] if _DEFAULT else None
+    name = default.name if default else (os.environ.get("PPL_BACKEND", "numpy") or "numpy")
+    device = default.device if default else None
+    return set_backend(name, dtype="float64" if use_x64 else "float32", device=device)

@@ -45,7 +45,7 @@ from jax.sharding import Mesh, NamedSharding, PartitionSpec
 from ppl.backends.common.xla_flags import request_small_loop_kernels
 from ppl.backends.jax.core import _axis
 
-__all__ = ["JaxCompile", "use_cpu_cores", "use_small_loop_kernels"]
+__all__ = ["JaxCompile", "set_cpu_device_count", "use_cpu_cores", "use_small_loop_kernels"]
 
 _AXIS = "chains"
 
@@ -64,6 +64,20 @@ def use_cpu_cores() -> None:
     wanted = os.environ.get("PPL_JAX_CPU_DEVICES")
     cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
     jax.config.update("jax_num_cpu_devices", int(wanted) if wanted else max(1, cores or 1))
+
+
+def set_cpu_device_count(n: int) -> None:
+    """Give JAX ``n`` CPU devices (before it starts), or check that it already has them."""
+    if not _jax_started():
+        jax.config.update("jax_num_cpu_devices", n)
+        return
+    have = len(jax.devices("cpu"))
+    if have != n:
+        raise RuntimeError(
+            f"set_host_device_count({n}): JAX has already started with {have} CPU device(s), "
+            f"and the count cannot change afterwards. Call ppl.set_host_device_count({n}) at the "
+            f"top of the program, before anything runs on JAX, or set "
+            f"PPL_JAX_CPU_DEVICES={n} in the environment.")
 
 
 def use_small_loop_kernels() -> None:

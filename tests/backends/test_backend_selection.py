@@ -175,3 +175,32 @@ def _source(fn):
         return inspect.getsource(fn)
     except (OSError, TypeError):
         return ""
+
+
+def test_enable_x64_switches_the_default_dtype(restore_default):
+    ppl.set_backend(OTHER)
+    assert (ppl.enable_x64().name, ppl.get_backend().dtype) == (OTHER, "float64")
+    assert float(ops.asarray(1.0) / 3.0) == 1.0 / 3.0             # float64 arithmetic
+    with ppl.use_backend("numpy", dtype="float32"):                # a scoped choice is kept
+        ppl.enable_x64()
+        assert ppl.get_backend().dtype == "float32"
+    assert ppl.enable_x64(False).dtype == "float32"
+    with pytest.raises(TypeError, match="use_x64"):
+        ppl.enable_x64("yes")
+
+
+@pytest.mark.skipif("jax" not in TEST_BACKENDS, reason="needs JAX")
+def test_set_host_device_count_before_and_after_jax_starts():
+    code = (
+        "import ppl, jax\n"
+        "ppl.set_host_device_count(3)\n"
+        "ppl.set_backend('jax')\n"
+        "print(len(jax.devices('cpu')), ppl.ops.device_count())\n"
+        "ppl.set_host_device_count(3)\n"  # the same count: fine
+        "try:\n"
+        "    ppl.set_host_device_count(2)\n"
+        "except RuntimeError as e:\n"
+        "    print('started with 3' in str(e), 'PPL_JAX_CPU_DEVICES=2' in str(e))\n")
+    assert _run(code).split() == ["3", "3", "True", "True"]
+    with pytest.raises(ValueError, match="positive int"):
+        ppl.set_host_device_count(0)
