@@ -15,7 +15,7 @@ from ppl.distributions import constraints
 from ppl.distributions.categorical import Categorical
 from ppl.distributions.distribution import Distribution
 from ppl.distributions.parametrization import set_parameters
-from ppl.distributions.util import log1mexp
+from ppl.distributions.util import finfo, log1mexp
 from ppl.distributions.validation import batch_shape_of, require_ndim
 
 __all__ = ["OrderedLogistic"]
@@ -29,13 +29,17 @@ def ordered_logistic_log_probs(predictor, cutpoints):
     ``b = c_k - eta`` (``c_{-1} = -inf``, ``c_{K-1} = +inf``). Its log is taken through the
     identity ``sigmoid(b) - sigmoid(a) = sigmoid(b) * sigmoid(-a) * (1 - exp(a - b))``, a sum
     of terms each accurate in both tails (no cancellation of two probabilities near 1), so
-    predictors far beyond the cutpoints keep finite log-probabilities and gradients.
+    predictors far beyond the cutpoints keep finite log-probabilities and gradients. Two equal
+    cut points (float32 round-off of an ordered transform) leave the class between them a
+    probability of ``eps`` times its neighbours' rather than 0, so that no gradient is infinite
+    (``0 * inf`` would make NaN of every class's gradient).
     """
     x = cutpoints - ops.expand_dims(predictor, -1)          # c_k - eta, shape (..., K - 1)
     first = ops.log_sigmoid(x[..., :1])                      # P(y = 0) = sigmoid(c_0 - eta)
     last = ops.log_sigmoid(-x[..., -1:])                     # P(y = K-1) = sigmoid(eta - c_K-2)
     a, b = x[..., :-1], x[..., 1:]
-    middle = ops.log_sigmoid(b) + ops.log_sigmoid(-a) + log1mexp(a - b)
+    gap = ops.minimum(a - b, -finfo(x).eps)                  # c_{k-1} - c_k, < 0
+    middle = ops.log_sigmoid(b) + ops.log_sigmoid(-a) + log1mexp(gap)
     return ops.concat([first, middle, last], axis=-1)
 
 
