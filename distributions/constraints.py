@@ -289,7 +289,9 @@ class _ZeroSum(Constraint):
 
     def check(self, value):
         axes = tuple(range(-self.event_dim, 0))
-        ok = ops.all(ops.isfinite(value), axis=axes)
+        finite = ops.isfinite(value)
+        ok = ops.all(finite, axis=axes)
+        value = ops.where(finite, value, 0.0)          # no inf - inf in the sums
         for axis in axes:
             scale = 1.0 + ops.sum(ops.abs(value), axis=axis, keepdims=True)
             small = ops.abs(ops.sum(value, axis=axis, keepdims=True)) <= _tol(value) * scale

@@ -45,6 +45,14 @@ CONSTRAINTS = [
      [[[2.0, 1.0], [1.0, 1.0]], [[-1.0, 0.0], [0.0, 1.0]]]),
     ("positive_definite", C.positive_definite, [[[2.0, 1.0], [1.0, 2.0]]],
      [[[1.0, 2.0], [2.0, 1.0]], [[2.0, 1.0], [0.0, 2.0]]]),
+    ("corr_matrix", C.corr_matrix, [[[1.0, 0.6, 0.0], [0.6, 1.0, 0.2], [0.0, 0.2, 1.0]]],
+     [[[1.0, 0.6, 0.0], [0.6, 1.1, 0.2], [0.0, 0.2, 1.0]],       # diagonal not 1
+      [[1.0, 0.6, 0.1], [0.6, 1.0, 0.2], [0.0, 0.2, 1.0]],       # not symmetric
+      [[1.0, 0.9, -0.9], [0.9, 1.0, 0.9], [-0.9, 0.9, 1.0]]]),   # not positive definite
+    ("zero_sum", C.zero_sum(1), [[1.0, -3.0, 2.0], [0.0, 0.0, 0.0]],
+     [[1.0, -3.0, 2.1], [np.inf, -np.inf, 0.0]]),
+    ("zero_sum_2", C.zero_sum(2), [[[1.0, -1.0], [-1.0, 1.0]]],
+     [[[1.0, -1.0], [2.0, -2.0]]]),                                # rows sum to 0, columns not
     ("independent", C.independent(C.positive, 1), [[1.0, 2.0]], [[1.0, -1.0]]),
     ("multinomial", C.multinomial(3), [[1.0, 2.0, 0.0]], [[1.0, 1.0, 0.0], [1.5, 1.5, 0.0]]),
 ]
@@ -74,6 +82,10 @@ def test_constraint_repr_and_dims():
     assert C.nonnegative_integer.is_discrete and not C.positive.is_discrete
     with pytest.raises(ValueError, match="reinterpreted_batch_ndims"):
         C.independent(C.real, -1)
+    assert repr(C.corr_matrix) == "corr_matrix" and C.corr_matrix.event_dim == 2
+    assert repr(C.zero_sum(2)) == "zero_sum(event_dim=2)" and C.zero_sum(2).event_dim == 2
+    with pytest.raises(ValueError, match="event_dim"):
+        C.zero_sum(0)
 
 
 # (id, build, parameter name, constraint text)
