@@ -142,6 +142,7 @@ class MCMC:
         self._samples = None
         self._model_call = None
         self._latent = None         # the sampled sites' names (None: every site, or flat z)
+        self._periodic = {}         # {site: period} of those judged by their cos and sin
         #: ``True`` when the last run was stopped by Ctrl-C (``KeyboardInterrupt``).
         self.interrupted = False
         self._schedule = (0, 0)     # (warmup, sampling) iterations the last run was to make
@@ -206,7 +207,8 @@ class MCMC:
                                        target_accept_prob=getattr(self.kernel,
                                                                   "target_accept_prob", None),
                                        max_tree_depth=getattr(self.kernel, "max_tree_depth",
-                                                              None)),
+                                                              None),
+                                       periodic=self._periodic),
                           stacklevel=3)
 
     def _sample(self, key, args, kwargs, init_params, num_samples):
@@ -227,6 +229,7 @@ class MCMC:
             self._postprocess = (program.postprocess, data)
             self._model_call = (args, kwargs)
             self._latent = None if setup.layout is None else set(setup.layout.names)
+            self._periodic = {} if setup.layout is None else setup.layout.periodic
             self._schedule = (num_warmup, num_samples)
             runner = ChainRunner(self.kernel, program, data, num_warmup=num_warmup,
                                  num_samples=num_samples, thinning=self.thinning,

@@ -32,6 +32,7 @@ from ppl.inference.recent import RecentModels
 from ppl.inference.util import (
     ParamLayout,
     constrain_fn,
+    period_of,
     potential_energy,
     run_unconstrained,
     site_log_prob,
@@ -114,7 +115,9 @@ def _structure(model_trace):
             )
         cshapes.append(cshape)
         shapes.append(tuple(biject_to(site["fn"].support).inverse_shape(cshape)))
-    layout = ParamLayout([n for n, _ in latents], shapes, cshapes)
+    layout = ParamLayout([n for n, _ in latents], shapes, cshapes,
+                         periodic={n: period_of(site["fn"]) for n, site in latents
+                                   if period_of(site["fn"])})
     enumerated = any(is_enumerated(site) for site in model_trace.values())
     return layout, first_enumerated_dim(model_trace) if enumerated else None
 

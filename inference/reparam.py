@@ -164,6 +164,9 @@ class _OnTheLine(Wrapper):
     that only need the density up to a constant."""
 
     arg_constraints: dict = {}
+    #: the density's period: MCMC's convergence warnings judge such a site by its cos and sin
+    #: (chains on different copies of the circle agree; :func:`ppl.inference.util.period_of`)
+    period = 2.0 * math.pi
 
     def __init__(self, base_dist):
         self.base_dist = base_dist
@@ -205,11 +208,12 @@ class CircularReparam:
     count as an observation), and the new site can be drawn from (its draws are the site's,
     in ``[-pi, pi)``): ``Predictive`` and ``init_to_sample`` work on the reparameterized
     model. An observed site is refused (NumPyro passes ``obs`` through). The draws of
-    ``{name}_unwrapped`` wander over copies of the circle, so its R-hat and ESS (which
-    ``MCMC``'s warnings judge, as a sampled site) can flag chains on different copies of one
-    posterior; and where the posterior straddles ``+-pi`` the linear statistics of ``name``
-    mislead too: judge convergence on ``cos(name)`` and ``sin(name)``. Circular statistics:
-    Mardia & Jupp (2000), "Directional Statistics", Wiley.
+    ``{name}_unwrapped`` wander over copies of the circle, and chains on different copies of
+    one posterior disagree in its raw values: ``MCMC``'s warnings judge its R-hat and ESS on
+    ``cos({name}_unwrapped)`` and ``sin({name}_unwrapped)`` instead. Where the posterior
+    straddles ``+-pi`` the linear statistics of ``name`` (``print_summary``) mislead too:
+    judge it by its cos and sin. Circular statistics: Mardia & Jupp (2000), "Directional
+    Statistics", Wiley.
 
     Examples
     --------

@@ -109,8 +109,21 @@ def _convergence(samples: dict, num_chains: int) -> str | None:
             "LocScaleReparam); summaries of these sites are not reliable yet.")
 
 
+def _on_the_circle(samples: dict, periodic: dict) -> dict:
+    """``samples`` with each periodic site replaced by its cos and sin (chains that sit on
+    different copies of a periodic posterior agree there; their raw values never would)."""
+    out = {}
+    for name, arr in samples.items():
+        if name in periodic:
+            angle = (2.0 * np.pi / periodic[name]) * np.asarray(arr, dtype=np.float64)
+            out[f"cos({name})"], out[f"sin({name})"] = np.cos(angle), np.sin(angle)
+        else:
+            out[name] = arr
+    return out
+
+
 def run_problems(samples: dict, stats: dict, *, target_accept_prob=None,
-                 max_tree_depth=None) -> list[str]:
+                 max_tree_depth=None, periodic=None) -> list[str]:
     """The problems of a finished run, one message each (empty when there are none).
 
     Parameters
@@ -121,6 +134,9 @@ def run_problems(samples: dict, stats: dict, *, target_accept_prob=None,
         ``name -> (chains, draws)`` per-draw statistics (``diverging``, ``tree_depth``).
     target_accept_prob, max_tree_depth
         The kernel's settings, quoted in the advice (``None``: not a setting of the kernel).
+    periodic
+        ``{site: period}`` of sites whose density is periodic (``CircularReparam``'s unwrapped
+        angles): R-hat and ESS judge their cos and sin, named ``cos(site)`` and ``sin(site)``.
 
     Examples
     --------
@@ -142,6 +158,8 @@ def run_problems(samples: dict, stats: dict, *, target_accept_prob=None,
                    f"curvature, so the draws may be biased. Reparameterise (e.g. non-centred: "
                    f"ppl.inference.reparam.LocScaleReparam){raise_tap}.")
     num_chains = next((np.shape(v)[0] for v in samples.values()), 0)
+    if periodic:
+        samples = _on_the_circle(samples, periodic)
     message = _convergence(samples, num_chains) if num_chains else None
     if message:
         out.append(message)

@@ -23,6 +23,7 @@ from collections.abc import Callable, Mapping
 import numpy as np
 
 from ppl import ops
+from ppl.distributions.distribution import Wrapper
 from ppl.distributions.transforms import biject_to
 from ppl.enumeration import (
     enum,
@@ -35,8 +36,8 @@ from ppl.handlers import Messenger, seed, trace
 from ppl.inference.program_data import as_backend_data
 from ppl.sum_product import contract, has_enumeration, site_log_factor, trace_factors
 
-__all__ = ["log_density", "ParamLayout", "potential_energy", "constrain_fn", "site_log_prob",
-           "run_unconstrained"]
+__all__ = ["log_density", "ParamLayout", "period_of", "potential_energy", "constrain_fn",
+           "site_log_prob", "run_unconstrained"]
 
 
 def site_log_prob(site, extra=None):
@@ -131,6 +132,17 @@ def log_density(model: Callable, model_args=(), model_kwargs=None, params=None):
 
 
 # ---------------------------------------------------------------------------- layout
+def period_of(fn) -> float | None:
+    """The period of a site's density on the real line (``CircularReparam``'s unwrapped
+    angles: 2 pi), looking through the wrappers a plate or mask adds; ``None`` if it has none."""
+    while fn is not None:
+        period = getattr(type(fn), "period", None)
+        if period is not None:
+            return float(period)
+        fn = fn.base_dist if isinstance(fn, Wrapper) else None
+    return None
+
+
 class ParamLayout:
     """Where each latent site lives in the flat unconstrained vector ``z``.
 
@@ -146,10 +158,14 @@ class ParamLayout:
         Start of each site in ``z``.
     size
         Length ``D`` of ``z``.
+    periodic
+        ``{name: period}`` of the latent sites whose density is periodic (:func:`period_of`),
+        judged by their cos and sin in the convergence warnings.
     """
 
-    def __init__(self, names, shapes, constrained_shapes=None):
+    def __init__(self, names, shapes, constrained_shapes=None, periodic=None):
         self.names = tuple(names)
+        self.periodic = dict(periodic or {})
         self.shapes = tuple(tuple(int(d) for d in s) for s in shapes)
         self.constrained_shapes = tuple(tuple(s) for s in (constrained_shapes or shapes))
         sizes = [math.prod(s) for s in self.shapes]

@@ -5,6 +5,8 @@ resultant length)."""
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 import pytest
 import scipy.stats as st
@@ -16,6 +18,7 @@ from ppl import handlers
 from ppl.diagnostics import mcse, split_gelman_rubin
 from ppl.inference import MCMC, NUTS, Predictive, log_density
 from ppl.inference.reparam import CircularReparam
+from ppl.inference.run_warnings import SamplingWarning
 
 PRIOR_LOC, PRIOR_KAPPA, OBS_KAPPA = 3.0, 2.0, 1.5
 Y = np.array([3.0, -3.0, 2.8, -2.9, 3.1, -2.6])  # around pi, on both of its sides
@@ -149,3 +152,18 @@ def test_circular_reparam_nuts_matches_quadrature(backend):
     assert abs(c - ref_c) < 5 * se_c and abs(s - ref_s) < 5 * se_s, (c, s, ref_c, ref_s)
     assert abs(r - ref_r) < 5 * se, (r, ref_r, se)
     assert abs(wrap(mean - ref_mean)) < 5 * se / ref_r, (mean, ref_mean, se / ref_r)
+
+
+@pytest.mark.dtypes("float64")
+@pytest.mark.backends("numpy", "jax")
+def test_chains_on_different_copies_of_the_circle_do_not_warn(backend):
+    """Started 10 pi apart, the chains of theta_unwrapped sit on different copies of one
+    posterior: MCMC's warnings judge the site by its cos and sin and stay quiet."""
+    mcmc = MCMC(NUTS(reparameterized()), num_warmup=300, num_samples=400, num_chains=2,
+                progress_bar=False)
+    start = {"theta_unwrapped": ppl.ops.asarray([3.0, 3.0 + 10 * np.pi])}
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", SamplingWarning)
+        mcmc.run(2, init_params=start)
+    unwrapped = to_numpy(mcmc.get_samples(group_by_chain=True)["theta_unwrapped"])
+    assert abs(unwrapped[1].mean() - unwrapped[0].mean()) > 2 * np.pi       # they stayed apart

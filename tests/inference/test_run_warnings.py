@@ -138,3 +138,17 @@ def test_rhat_shown_with_the_digits_that_put_it_above_the_threshold():
     assert _above(1.0104, 1.01) == "1.0104"
     assert _above(1.0151, 1.01) == "1.015"
     assert _above(1.01000004, 1.01) == "1.01000004"
+
+
+def test_periodic_sites_are_judged_by_their_cos_and_sin():
+    """Chains of an unwrapped angle (``CircularReparam``) on different copies of the circle are
+    one posterior: no R-hat warning on cos/sin, where the raw values disagree by 2 pi."""
+    rng = np.random.default_rng(1)
+    angle = 0.3 * rng.normal(size=(4, 1000)) + 2 * np.pi * np.array([0, 1, -3, 5])[:, None]
+    (msg,) = run_problems({"t": angle}, {})
+    assert msg.startswith("R-hat above 1.01 (the chains disagree) for t (")
+    assert run_problems({"t": angle}, {}, periodic={"t": 2 * np.pi}) == []
+    # chains that do disagree on the circle are still flagged, by their cos and sin
+    apart = angle + np.array([0.0, 0.0, 0.0, 1.5])[:, None]
+    (msg,) = run_problems({"t": apart, "u": angle}, {}, periodic={"t": 2 * np.pi})
+    assert "sin(t) (" in msg and "cos(t) (" in msg and "u (" in msg
