@@ -218,9 +218,10 @@ def chi2_pvalue(draws, support, pmf) -> float:
 
 def fd_grad(f, x, *, eps: float = 1e-6) -> np.ndarray:
     """Central finite-difference gradient of a scalar NumPy function ``f`` at ``x`` (float64)."""
-    x = np.array(x, dtype=np.float64)
+    x = np.array(x, dtype=np.float64, order="C")    # reshape(-1) must be a view, not a copy
     g = np.zeros_like(x)
     flat, gflat = x.reshape(-1), g.reshape(-1)
+    assert np.shares_memory(flat, x) and np.shares_memory(gflat, g)
     for i in range(flat.size):
         old = flat[i]
         h = eps * max(1.0, abs(old))

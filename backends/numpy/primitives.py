@@ -69,10 +69,23 @@ def xlogy(x, y):
     return sps.xlogy(x, y)
 
 
+def _log_where_defined(x, y, log):
+    """``d xlogy(x, y) / dx = log(y)``, also at ``x = 0`` (where the value is 0 whatever
+    ``log(y)``); 0 where ``x = 0`` and ``log(y)`` is not finite (as torch)."""
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return anp.where((x == 0) & ~anp.isfinite(log(y)), 0.0, log(y))
+
+
+def _x_over(x, y):
+    """``d xlogy(x, y) / dy = x / y``, 0 where ``x = 0``."""
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return anp.where(x == 0, 0.0, x / y)
+
+
 defvjp(
     xlogy,
-    lambda ans, x, y: lambda g: _like(g * anp.where(x == 0, 0.0, anp.log(y)), x),
-    lambda ans, x, y: lambda g: _like(g * anp.where(x == 0, 0.0, x / y), y),
+    lambda ans, x, y: lambda g: _like(g * _log_where_defined(x, y, anp.log), x),
+    lambda ans, x, y: lambda g: _like(g * _x_over(x, y), y),
 )
 
 
@@ -83,8 +96,8 @@ def xlog1py(x, y):
 
 defvjp(
     xlog1py,
-    lambda ans, x, y: lambda g: _like(g * anp.where(x == 0, 0.0, anp.log1p(y)), x),
-    lambda ans, x, y: lambda g: _like(g * anp.where(x == 0, 0.0, x / (1.0 + y)), y),
+    lambda ans, x, y: lambda g: _like(g * _log_where_defined(x, y, anp.log1p), x),
+    lambda ans, x, y: lambda g: _like(g * _x_over(x, 1.0 + y), y),
 )
 
 

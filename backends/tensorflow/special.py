@@ -146,6 +146,24 @@ def _nan_where_y_is(fn):
     return op
 
 
+def _xlogy(x, y):
+    """``x log(y)``, 0 where ``x = 0``; written out because ``tf.math.xlogy``'s gradient in
+    ``x`` is 0 at ``x = 0`` where it is ``log(y)`` (``Beta(1.0, b)``'s gradient in its
+    concentration was wrong). Where ``x = 0`` and ``y`` is not in ``(0, inf)`` the log sees 1."""
+    x = tf.broadcast_to(x, tf.broadcast_dynamic_shape(tf.shape(x), tf.shape(y)))
+    ok = tf.logical_and(y > 0, y < math.inf)
+    safe = tf.where(tf.logical_and(tf.equal(x, 0), tf.logical_not(ok)), tf.ones_like(x), y)
+    return x * tf.math.log(safe)
+
+
+def _xlog1py(x, y):
+    """``x log(1 + y)``, 0 where ``x = 0`` (as :func:`_xlogy`)."""
+    x = tf.broadcast_to(x, tf.broadcast_dynamic_shape(tf.shape(x), tf.shape(y)))
+    ok = tf.logical_and(y > -1, y < math.inf)
+    safe = tf.where(tf.logical_and(tf.equal(x, 0), tf.logical_not(ok)), tf.zeros_like(x), y)
+    return x * tf.math.log1p(safe)
+
+
 def log_ndtr(x):
     """``log(Phi(x))``, stable in both tails.
 
@@ -189,8 +207,8 @@ class TensorflowSpecial:
     ndtri = _unary(ndtri, "``ndtri(p)``, elementwise, the same eagerly and under ``jit``.")
     log_ndtr = _unary(log_ndtr, "``log(ndtr(x))``, stable in both tails.")
 
-    def xlogy(self, x, y): return self._ew(_nan_where_y_is(tf.math.xlogy), x, y)
-    def xlog1py(self, x, y): return self._ew(_nan_where_y_is(tf.math.xlog1py), x, y)
+    def xlogy(self, x, y): return self._ew(_nan_where_y_is(_xlogy), x, y)
+    def xlog1py(self, x, y): return self._ew(_nan_where_y_is(_xlog1py), x, y)
     def gammainc(self, a, x): return self._ew(tf.math.igamma, a, x)
     def gammaincc(self, a, x): return self._ew(tf.math.igammac, a, x)
 

@@ -173,6 +173,25 @@ def test_betaln_derivatives(backend):
     _unless_known(backend, check)
 
 
+@pytest.mark.parametrize("name", ["xlogy", "xlog1py"])
+def test_xlogy_derivatives_at_zero(backend, dtype, name):
+    """``d/dx x log(y) = log(y)`` at ``x = 0`` too (numpy's and TensorFlow's gave 0 there, so
+    ``Beta(1.0, b)``'s gradient in its concentration was wrong), and ``d/dy = x / y``;
+    central finite differences of SciPy's function in float64 as the reference."""
+    x = np.array([0.0, 0.0, 1.5, 2.0])
+    y = np.array([0.5, 3.0, 0.25, 1.0]) - (1.0 if name == "xlog1py" else 0.0) * 0.5
+    ref, fn = getattr(sp, name), getattr(ops, name)
+    h = 1e-6
+    want_x = (ref(x + h, y) - ref(x - h, y)) / (2 * h)
+    want_y = (ref(x, y + h) - ref(x, y - h)) / (2 * h)
+    grad = ops.grad(lambda a, b: ops.sum(fn(a, b)), argnums=(0, 1))
+    rtol = 1e-5 if dtype == "float32" else 1e-8
+    for wrap in (lambda f: f, ops.jit):
+        gx, gy = wrap(grad)(ops.asarray(x), ops.asarray(y))
+        np.testing.assert_allclose(ops.to_numpy(gx), want_x, rtol=rtol, atol=rtol)
+        np.testing.assert_allclose(ops.to_numpy(gy), want_y, rtol=rtol, atol=rtol)
+
+
 #: op: (points, its derivative as a function of its value): d ndtri(p)/dp = sqrt(2 pi)
 #: exp(x^2/2), d erfinv(x)/dx = sqrt(pi)/2 exp(y^2)
 DERIVATIVES = {
