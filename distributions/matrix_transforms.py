@@ -1,7 +1,8 @@
 """Matrix transforms (event dim 2): reals onto Cholesky factors of correlation matrices and
-onto lower-triangular matrices with positive diagonal, and positive-definite matrices to their
-Cholesky factors (Stan Reference Manual, "Constraint transforms"; Lewandowski, Kurowicka & Joe
-2009 for the partial-correlation parametrization of correlation matrices).
+onto lower-triangular matrices with positive diagonal, and positive-definite matrices and
+correlation matrices to their Cholesky factors (Stan Reference Manual, "Constraint transforms";
+Lewandowski, Kurowicka & Joe 2009 for the partial-correlation parametrization of correlation
+matrices).
 
 >>> import ppl
 >>> from ppl.distributions.transforms import CorrCholeskyTransform
@@ -21,7 +22,12 @@ from ppl.distributions import constraints
 from ppl.distributions.transform import Transform
 from ppl.distributions.util import finfo
 
-__all__ = ["CholeskyTransform", "CorrCholeskyTransform", "LowerCholeskyTransform"]
+__all__ = [
+    "CholeskyTransform",
+    "CorrCholeskyTransform",
+    "CorrMatrixCholeskyTransform",
+    "LowerCholeskyTransform",
+]
 
 _LOG_2 = math.log(2.0)
 
@@ -155,3 +161,47 @@ class CholeskyTransform(Transform):
         powers = ops.asarray(np.arange(k, 0, -1, dtype=float), dtype=ops.dtype_of(y))
         log_diag = ops.log(ops.diagonal(y, axis1=-2, axis2=-1))
         return -(k * _LOG_2 + ops.sum(powers * log_diag, axis=-1))
+
+
+def _cholesky_to_corr(l):
+    """``L L^T`` for Cholesky factors ``L`` of correlation matrices, exactly symmetric and with
+    an exact unit diagonal (the rows of ``L`` have unit norm only up to rounding)."""
+    c = ops.matmul(l, ops.matrix_transpose(l))
+    eye = ops.eye(ops.shape(l)[-1], dtype=ops.dtype_of(l))
+    return 0.5 * (c + ops.matrix_transpose(c)) * (1.0 - eye) + eye
+
+
+class CorrMatrixCholeskyTransform(Transform):
+    """Correlation matrices ``C`` to their lower Cholesky factors ``L``; ``.inv`` is
+    ``L -> L L^T`` (made exactly symmetric, with an exact unit diagonal).
+
+    Both sides have ``K(K-1)/2`` free coordinates, the strictly lower triangles. With them in
+    row-major order, ``C_ij = sum_{k<=j} L_ik L_jk`` (``j < i``) depends on ``L_ij`` through
+    the factor ``L_jj`` and otherwise on earlier coordinates only, so the Jacobian is
+    triangular and ``log|det dC/dL| = sum_j (K - 1 - j) log L_jj`` (0-based ``j``; Stan
+    Reference Manual, "Correlation matrices"). The forward log-Jacobian is its negative.
+
+    >>> import ppl
+    >>> from ppl.distributions.matrix_transforms import CorrMatrixCholeskyTransform
+    >>> with ppl.use_backend("numpy", dtype="float64"):
+    ...     c = ppl.ops.asarray([[1.0, 0.6, 0.0], [0.6, 1.0, 0.0], [0.0, 0.0, 1.0]])
+    ...     t = CorrMatrixCholeskyTransform()
+    ...     l = t(c)
+    ...     l[1].round(6).tolist(), round(float(t.log_abs_det_jacobian(c, l)), 6)
+    ([0.6, 0.8, 0.0], 0.223144)
+    """
+
+    domain = constraints.corr_matrix
+    codomain = constraints.corr_cholesky
+
+    def __call__(self, x):
+        return ops.cholesky(x)
+
+    def _inverse(self, y):
+        return _cholesky_to_corr(y)
+
+    def log_abs_det_jacobian(self, x, y, intermediates=None):
+        k = ops.shape(y)[-1]
+        powers = ops.asarray(np.arange(k - 1, -1, -1, dtype=float), dtype=ops.dtype_of(y))
+        log_diag = ops.log(ops.diagonal(y, axis1=-2, axis2=-1))
+        return -ops.sum(powers * log_diag, axis=-1)

@@ -33,6 +33,7 @@ from ppl.distributions.elementwise_transforms import (
 from ppl.distributions.matrix_transforms import (
     CholeskyTransform,
     CorrCholeskyTransform,
+    CorrMatrixCholeskyTransform,
     LowerCholeskyTransform,
 )
 from ppl.distributions.transform import (
@@ -41,13 +42,18 @@ from ppl.distributions.transform import (
     IndependentTransform,
     Transform,
 )
-from ppl.distributions.vector_transforms import OrderedTransform, StickBreakingTransform
+from ppl.distributions.vector_transforms import (
+    OrderedTransform,
+    StickBreakingTransform,
+    ZeroSumTransform,
+)
 
 __all__ = [
     "AffineTransform",
     "CholeskyTransform",
     "ComposeTransform",
     "CorrCholeskyTransform",
+    "CorrMatrixCholeskyTransform",
     "ExpTransform",
     "IdentityTransform",
     "IndependentTransform",
@@ -57,6 +63,7 @@ __all__ = [
     "SoftplusTransform",
     "StickBreakingTransform",
     "Transform",
+    "ZeroSumTransform",
     "biject_to",
 ]
 
@@ -105,9 +112,12 @@ biject_to.register(C.interval, lambda c: ComposeTransform(
                                          domain=C.unit_interval)]))
 biject_to.register(C.simplex, lambda c: StickBreakingTransform())
 biject_to.register(C.ordered_vector, lambda c: OrderedTransform())
+biject_to.register(C.zero_sum, lambda c: ZeroSumTransform(c.event_dim))
 biject_to.register(C.positive_ordered_vector,
                    lambda c: ComposeTransform([OrderedTransform(), ExpTransform()]))
 biject_to.register(C.corr_cholesky, lambda c: CorrCholeskyTransform())
+biject_to.register(C.corr_matrix, lambda c: ComposeTransform(
+    [CorrCholeskyTransform(), CorrMatrixCholeskyTransform().inv]))
 biject_to.register(C.lower_cholesky, lambda c: LowerCholeskyTransform())
 biject_to.register(C.positive_definite, lambda c: ComposeTransform(
     [LowerCholeskyTransform(), CholeskyTransform().inv]))

@@ -1,5 +1,6 @@
-"""Vector transforms (event dim 1): reals onto ordered vectors and onto the simplex
-(Stan Reference Manual, "Constraint transforms").
+"""Transforms onto vector-valued supports: reals onto ordered vectors and onto the simplex
+(Stan Reference Manual, "Constraint transforms"), and onto arrays whose entries sum to zero
+along their rightmost axes (PyMC's and NumPyro's ``ZeroSumTransform``).
 
 >>> import ppl
 >>> from ppl.distributions.transforms import StickBreakingTransform
@@ -10,14 +11,16 @@
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from ppl import ops
 from ppl.distributions import constraints
 from ppl.distributions.transform import Transform
-from ppl.distributions.util import finfo
+from ppl.distributions.util import finfo, require_int
 
-__all__ = ["OrderedTransform", "StickBreakingTransform"]
+__all__ = ["OrderedTransform", "StickBreakingTransform", "ZeroSumTransform"]
 
 
 class OrderedTransform(Transform):
@@ -74,3 +77,106 @@ class StickBreakingTransform(Transform):
 
     def inverse_shape(self, shape):
         return tuple(shape[:-1]) + (shape[-1] - 1,)
+
+
+def _index(axis: int, part: slice) -> tuple:
+    """The index selecting ``part`` of the negative ``axis`` (all of every later axis)."""
+    return (Ellipsis, part) + (slice(None),) * (-1 - axis)
+
+
+class ZeroSumTransform(Transform):
+    r"""Reals of shape ``(..., N_1 - 1, ..., N_n - 1)`` onto arrays of shape
+    ``(..., N_1, ..., N_n)`` whose entries sum to zero along each of their ``n`` rightmost
+    axes, isometrically (PyMC's and NumPyro's ``ZeroSumTransform``).
+
+    Along one axis of size ``N`` the map is ``x = H (y, 0)``, with ``H = I - 2 v v^T / v^T v``
+    the Householder reflection for ``v = e_N + 1 / sqrt(N)``, which sends ``e_N`` to
+    ``-1 / sqrt(N)``. The first ``N - 1`` columns of ``H`` are therefore an orthonormal basis
+    ``B`` of the vectors summing to zero, and
+
+    .. math:: x_i = y_i - \frac{s}{N + \sqrt N} \; (i < N), \qquad
+              x_N = -\frac{s}{\sqrt N}, \qquad s = \textstyle\sum_i y_i.
+
+    With ``n`` axes the basis is the Kronecker product of the per-axis ones. The map is an
+    isometry onto its image, so ``log_abs_det_jacobian`` is 0 (the Jacobian with respect to
+    Lebesgue measure on the zero-sum subspace). The inverse is ``B^T x`` along each axis, the
+    coordinates of the orthogonal projection of ``x`` onto the subspace (exact on it).
+
+    Parameters
+    ----------
+    transform_ndims
+        How many rightmost axes sum to zero (an int >= 1).
+
+    References
+    ----------
+    Householder, A. S. (1958). Unitary triangularization of a nonsymmetric matrix. J. ACM 5,
+    339-342. PyMC's ``ZeroSumNormal`` (A. Seyboldt); NumPyro's ``ZeroSumTransform``.
+
+    >>> import ppl
+    >>> from ppl.distributions.transforms import ZeroSumTransform
+    >>> with ppl.use_backend("numpy", dtype="float64"):
+    ...     x = ZeroSumTransform(1)(ppl.ops.asarray([1.0, 2.0]))
+    ...     sums_to_zero = abs(float(ppl.ops.sum(x))) < 1e-12
+    ...     [round(float(v), 6) for v in x], sums_to_zero, round(float(ppl.ops.sum(x * x)), 6)
+    ([0.366025, 1.366025, -1.732051], True, 5.0)
+    """
+
+    def __init__(self, transform_ndims: int = 1):
+        require_int("ZeroSumTransform", "transform_ndims", transform_ndims, 1,
+                    what="how many rightmost axes sum to zero")
+        self.transform_ndims = transform_ndims
+
+    @property
+    def domain(self):
+        return constraints.independent(constraints.real, self.transform_ndims)
+
+    @property
+    def codomain(self):
+        return constraints.zero_sum(self.transform_ndims)
+
+    def _axes(self):
+        return range(-self.transform_ndims, 0)
+
+    def __call__(self, x):
+        for axis in self._axes():
+            n = ops.shape(x)[axis] + 1
+            s = ops.sum(x, axis=axis, keepdims=True)
+            x = ops.concat([x - s / (n + math.sqrt(n)), -s / math.sqrt(n)], axis=axis)
+        return x
+
+    def _inverse(self, y):
+        for axis in self._axes():
+            root_n = math.sqrt(ops.shape(y)[axis])
+            s = ops.sum(y, axis=axis, keepdims=True)
+            last = y[_index(axis, slice(-1, None))]
+            y = y[_index(axis, slice(None, -1))] - (last + s / root_n) / (root_n + 1.0)
+        return y
+
+    def log_abs_det_jacobian(self, x, y, intermediates=None):
+        return ops.zeros_like(ops.sum(x, axis=tuple(self._axes())))
+
+    def forward_shape(self, shape):
+        self._check_rank(shape)
+        n = self.transform_ndims
+        return tuple(shape[:-n]) + tuple(s + 1 for s in shape[-n:])
+
+    def inverse_shape(self, shape):
+        self._check_rank(shape)
+        n = self.transform_ndims
+        return tuple(shape[:-n]) + tuple(s - 1 for s in shape[-n:])
+
+    def _check_rank(self, shape):
+        if len(shape) < self.transform_ndims:
+            raise ValueError(
+                f"ZeroSumTransform: transform_ndims={self.transform_ndims} needs shapes with at "
+                f"least {self.transform_ndims} dims, got {tuple(shape)}.")
+
+    def __eq__(self, other):
+        return (isinstance(other, ZeroSumTransform)
+                and other.transform_ndims == self.transform_ndims)
+
+    def __hash__(self):
+        return hash((ZeroSumTransform, self.transform_ndims))
+
+    def __repr__(self):
+        return f"ZeroSumTransform(transform_ndims={self.transform_ndims})"
