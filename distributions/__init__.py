@@ -17,7 +17,8 @@ Where things live:
 ``locscale``      Normal, Cauchy, Laplace, Logistic, StudentT
 ``positive``      HalfNormal, HalfCauchy, Exponential, Gamma, Chi2, InverseGamma, LogNormal,
                   Weibull
-``bounded``       Beta, Uniform;  ``truncated``: TruncatedNormal
+``bounded``       Beta, Kumaraswamy, Uniform;  ``truncated``: TruncatedNormal;
+                  ``truncation``: TruncatedDistribution, TruncatedCauchy
 ``discrete``      Bernoulli, Binomial, Poisson, NegativeBinomial, Geometric;
                   ``uniform_discrete``: DiscreteUniform
 ``categorical``   Categorical, Multinomial;  ``ordinal``: OrderedLogistic
@@ -25,19 +26,21 @@ Where things live:
 ``zero_inflated``  ZeroInflatedDistribution, ZeroInflatedPoisson,
                   ZeroInflatedNegativeBinomial2
 ``multivariate``  Dirichlet, MultivariateNormal, LKJCholesky;  ``low_rank``:
-                  LowRankMultivariateNormal
+                  LowRankMultivariateNormal;  ``multivariate_t``: MultivariateStudentT;
+                  ``lkj``: LKJ;  ``zero_sum``: ZeroSumNormal
 ``folded``        FoldedDistribution, HalfStudentT;  ``circular``: VonMises
 ``extreme``       Gumbel, Pareto
 ``time_series``   GaussianRandomWalk
 ``mixtures``      MixtureSameFamily;  ``transformed``: TransformedDistribution
 ``special``       Delta, ImproperUniform, Unit
-``constraints``   supports and parameter sets;  ``transforms``: bijections and ``biject_to``
+``constraints``   supports and parameter sets (the base class in ``constraint_base``, matrices
+                  in ``matrix_constraints``);  ``transforms``: bijections and ``biject_to``
                   (by kind in ``transform``, ``elementwise_transforms``, ``vector_transforms``,
                   ``matrix_transforms``)
 """
 
 from ppl.distributions import constraints, transforms
-from ppl.distributions.bounded import Beta, Uniform
+from ppl.distributions.bounded import Beta, Kumaraswamy, Uniform
 from ppl.distributions.categorical import Categorical, Multinomial
 from ppl.distributions.circular import VonMises
 from ppl.distributions.counts import (
@@ -55,10 +58,12 @@ from ppl.distributions.distribution import (
 )
 from ppl.distributions.extreme import Gumbel, Pareto
 from ppl.distributions.folded import FoldedDistribution, HalfStudentT
+from ppl.distributions.lkj import LKJ
 from ppl.distributions.locscale import Cauchy, Laplace, Logistic, Normal, StudentT
 from ppl.distributions.low_rank import LowRankMultivariateNormal
 from ppl.distributions.mixtures import MixtureSameFamily
 from ppl.distributions.multivariate import Dirichlet, LKJCholesky, MultivariateNormal
+from ppl.distributions.multivariate_t import MultivariateStudentT
 from ppl.distributions.ordinal import OrderedLogistic
 from ppl.distributions.positive import (
     Chi2,
@@ -75,6 +80,7 @@ from ppl.distributions.time_series import GaussianRandomWalk
 from ppl.distributions.transformed import TransformedDistribution
 from ppl.distributions.transforms import biject_to
 from ppl.distributions.truncated import TruncatedNormal
+from ppl.distributions.truncation import TruncatedCauchy, TruncatedDistribution
 from ppl.distributions.uniform_discrete import DiscreteUniform
 from ppl.distributions.validation import enable_validation, is_validation_enabled, validate_sample
 from ppl.distributions.zero_inflated import (
@@ -82,6 +88,7 @@ from ppl.distributions.zero_inflated import (
     ZeroInflatedNegativeBinomial2,
     ZeroInflatedPoisson,
 )
+from ppl.distributions.zero_sum import ZeroSumNormal
 
 __all__ = [
     "constraints",
@@ -116,6 +123,8 @@ __all__ = [
     "ImproperUniform",
     "Independent",
     "InverseGamma",
+    "Kumaraswamy",
+    "LKJ",
     "LKJCholesky",
     "Laplace",
     "LogNormal",
@@ -125,6 +134,7 @@ __all__ = [
     "MixtureSameFamily",
     "Multinomial",
     "MultivariateNormal",
+    "MultivariateStudentT",
     "NegativeBinomial",
     "NegativeBinomial2",
     "Normal",
@@ -133,6 +143,8 @@ __all__ = [
     "Poisson",
     "StudentT",
     "TransformedDistribution",
+    "TruncatedCauchy",
+    "TruncatedDistribution",
     "TruncatedNormal",
     "Uniform",
     "Unit",
@@ -141,4 +153,5 @@ __all__ = [
     "ZeroInflatedDistribution",
     "ZeroInflatedNegativeBinomial2",
     "ZeroInflatedPoisson",
+    "ZeroSumNormal",
 ]
