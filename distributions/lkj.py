@@ -14,8 +14,8 @@ from ppl import ops
 from ppl.distributions import constraints
 from ppl.distributions.distribution import Distribution
 from ppl.distributions.matrix_transforms import _cholesky_to_corr
-from ppl.distributions.multivariate import LKJCholesky
-from ppl.distributions.util import LOG_PI, as_float, mask_outside, require_int, restrict
+from ppl.distributions.multivariate import LKJCholesky, lkj_log_normalizer
+from ppl.distributions.util import as_float, mask_outside, require_int, restrict
 from ppl.distributions.validation import validate_sample
 
 __all__ = ["LKJ"]
@@ -24,30 +24,13 @@ __all__ = ["LKJ"]
 _SAMPLE_METHODS = ("onion",)
 
 
-def _lkj_log_normalizer(dimension: int, concentration):
-    """``log Z``, the log of the integral of ``det(C)^(eta - 1)`` over ``d x d`` correlation
-    matrices, for any ``eta > 0`` (``eta = concentration``, ``d = dimension``).
-
-    Integrated row by row over the Cholesky factor (the onion construction of Lewandowski,
-    Kurowicka & Joe 2009, section 3.2): row ``i`` (``i = 1..d-1``) has its ``i`` free entries in
-    the unit ball, and the ball integral of ``(1 - |w|^2)^(a - 1)`` is
-    ``pi^(i/2) Gamma(a) / Gamma(a + i/2)`` with ``a = eta + (d - 1 - i)/2``, so
-    ``log Z = sum_i [lgamma(eta + (d-1-i)/2) - lgamma(eta + (d-1)/2)] + d(d-1)/4 log pi``.
-    For ``d = 2`` this is ``log(2^(2 eta - 1) B(eta, eta))``.
-    """
-    eta = ops.expand_dims(as_float(concentration), -1)
-    i = ops.arange(1, dimension, dtype=ops.dtype_of(eta))
-    return (ops.sum(ops.gammaln(eta + 0.5 * (dimension - 1 - i))
-                    - ops.gammaln(eta + 0.5 * (dimension - 1)), axis=-1)
-            + 0.25 * dimension * (dimension - 1) * LOG_PI)
-
-
 class LKJ(Distribution):
     """LKJ distribution over ``d x d`` correlation matrices ``C``, with density
     ``det(C)^(eta - 1) / Z(d, eta)`` with respect to Lebesgue measure on the ``d(d-1)/2``
     correlations above the diagonal (Lewandowski, Kurowicka and Joe 2009, "Generating random
     correlation matrices based on vines and extended onion method", J. Multivariate Anal. 100;
-    ``log Z`` is written out in ``_lkj_log_normalizer``).
+    ``log Z`` is written out in
+    :func:`~ppl.distributions.multivariate.lkj_log_normalizer`).
 
     Each correlation ``r = C_ij`` has the marginal ``(r + 1) / 2 ~ Beta(b, b)`` with
     ``b = eta - 1 + d/2``: mean 0 and variance ``1 / (2 eta - 1 + d)``. Draws are ``L L^T`` for
@@ -110,7 +93,7 @@ class LKJ(Distribution):
         inside = ops.isfinite(log_det)
         log_det = restrict(inside, log_det, 0.0)
         eta = self.concentration
-        lp = (eta - 1.0) * log_det - _lkj_log_normalizer(d, eta)
+        lp = (eta - 1.0) * log_det - lkj_log_normalizer(d, eta)
         return mask_outside(inside, lp)
 
     @property

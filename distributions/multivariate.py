@@ -29,6 +29,40 @@ from ppl.distributions.validation import (
 __all__ = ["Dirichlet", "LKJCholesky", "MultivariateNormal"]
 
 
+def mahalanobis_sq(scale_tril, diff):
+    """``|L^{-1} diff|^2`` by a triangular solve, ``L`` and ``diff`` broadcast against each
+    other over their batch dims (the backends' solvers want equal batch shapes)."""
+    n = ops.shape(scale_tril)[-1]
+    shape = ops.broadcast_shapes(ops.shape(diff)[:-1], ops.shape(scale_tril)[:-2])
+    l = ops.broadcast_to(scale_tril, shape + (n, n))
+    diff = ops.broadcast_to(diff, shape + (n,))
+    z = ops.solve_triangular(l, ops.expand_dims(diff, -1), lower=True)[..., 0]
+    return ops.sum(z * z, axis=-1)
+
+
+def half_log_det(scale_tril):
+    """``log det(L L^T) / 2 = sum(log diag(L))``."""
+    return ops.sum(ops.log(ops.diagonal(scale_tril, axis1=-2, axis2=-1)), axis=-1)
+
+
+def lkj_log_normalizer(dimension: int, concentration):
+    """``log Z``, the log of the integral of ``det(C)^(eta - 1)`` over ``d x d`` correlation
+    matrices, for any ``eta > 0`` (``eta = concentration``, ``d = dimension``).
+
+    Integrated row by row over the Cholesky factor (the onion construction of Lewandowski,
+    Kurowicka & Joe 2009, section 3.2): row ``i`` (``i = 1..d-1``) has its ``i`` free entries in
+    the unit ball, and the ball integral of ``(1 - |w|^2)^(a - 1)`` is
+    ``pi^(i/2) Gamma(a) / Gamma(a + i/2)`` with ``a = eta + (d - 1 - i)/2``, so
+    ``log Z = sum_i [lgamma(eta + (d-1-i)/2) - lgamma(eta + (d-1)/2)] + d(d-1)/4 log pi``.
+    For ``d = 2`` this is ``log(2^(2 eta - 1) B(eta, eta))``.
+    """
+    eta = ops.expand_dims(as_float(concentration), -1)
+    i = ops.arange(1, dimension, dtype=ops.dtype_of(eta))
+    return (ops.sum(ops.gammaln(eta + 0.5 * (dimension - 1 - i))
+                    - ops.gammaln(eta + 0.5 * (dimension - 1)), axis=-1)
+            + 0.25 * dimension * (dimension - 1) * LOG_PI)
+
+
 class Dirichlet(Distribution):
     """Dirichlet distribution on the probability simplex (the last axis).
 
@@ -163,12 +197,8 @@ class MultivariateNormal(Distribution):
     def log_prob(self, value):
         diff = as_float(value) - self.loc
         n = self.event_shape[0]
-        l = self._scale_tril
-        shape = ops.broadcast_shapes(ops.shape(diff)[:-1], ops.shape(l)[:-2])
-        l = ops.broadcast_to(l, shape + (n, n))
-        diff = ops.broadcast_to(diff, shape + (n,))
-        z = ops.solve_triangular(l, ops.expand_dims(diff, -1), lower=True)[..., 0]
-        return -0.5 * ops.sum(z * z, axis=-1) - self._half_log_det() - n * HALF_LOG_2PI
+        return (-0.5 * mahalanobis_sq(self._scale_tril, diff) - half_log_det(self._scale_tril)
+                - n * HALF_LOG_2PI)
 
     @property
     def mean(self):
@@ -181,12 +211,8 @@ class MultivariateNormal(Distribution):
 
     def entropy(self):
         n = self.event_shape[0]
-        half_log_det = self._half_log_det()
-        return ops.broadcast_to(n * (0.5 + HALF_LOG_2PI) + half_log_det, self.batch_shape)
-
-    def _half_log_det(self):
-        """``log det(Sigma) / 2 = sum(log diag(L))``."""
-        return ops.sum(ops.log(ops.diagonal(self._scale_tril, axis1=-2, axis2=-1)), axis=-1)
+        return ops.broadcast_to(n * (0.5 + HALF_LOG_2PI) + half_log_det(self._scale_tril),
+                                self.batch_shape)
 
 
 class LKJCholesky(Distribution):
@@ -264,10 +290,4 @@ class LKJCholesky(Distribution):
         i = self._row_offsets()
         exponent = (d - 1 - i) + 2.0 * ops.expand_dims(eta - 1.0, -1)
         log_diag = ops.log(ops.diagonal(value, axis1=-2, axis2=-1)[..., 1:])
-        unnormalized = ops.sum(exponent * log_diag, axis=-1)
-        # log normalizer: sum_i [lgamma(eta + (d-1)/2) - lgamma(eta + (d-1-i)/2)] - d(d-1)/4 log pi
-        log_norm = (ops.sum(ops.gammaln(ops.expand_dims(eta, -1) + 0.5 * (d - 1))
-                            - ops.gammaln(ops.expand_dims(eta, -1) + 0.5 * (d - 1 - i)),
-                            axis=-1)
-                    - 0.25 * d * (d - 1) * LOG_PI)
-        return unnormalized + log_norm
+        return ops.sum(exponent * log_diag, axis=-1) - lkj_log_normalizer(d, eta)

@@ -24,26 +24,11 @@ import numpy as np
 from ppl import ops, random
 from ppl.distributions import constraints
 from ppl.distributions.distribution import Distribution
+from ppl.distributions.multivariate import half_log_det, mahalanobis_sq
 from ppl.distributions.util import LOG_PI, as_float
 from ppl.distributions.validation import require_ndim, set_event_loc, validate_sample
 
 __all__ = ["MultivariateStudentT"]
-
-
-def _mahalanobis_sq(scale_tril, diff):
-    """``|L^{-1} diff|^2`` by a triangular solve, ``L`` and ``diff`` broadcast against each
-    other over their batch dims (the backends' solvers want equal batch shapes)."""
-    n = ops.shape(scale_tril)[-1]
-    shape = ops.broadcast_shapes(ops.shape(diff)[:-1], ops.shape(scale_tril)[:-2])
-    l = ops.broadcast_to(scale_tril, shape + (n, n))
-    diff = ops.broadcast_to(diff, shape + (n,))
-    z = ops.solve_triangular(l, ops.expand_dims(diff, -1), lower=True)[..., 0]
-    return ops.sum(z * z, axis=-1)
-
-
-def _half_log_det(scale_tril):
-    """``log det(L L^T) / 2 = sum(log diag(L))``."""
-    return ops.sum(ops.log(ops.diagonal(scale_tril, axis1=-2, axis2=-1)), axis=-1)
 
 
 class MultivariateStudentT(Distribution):
@@ -130,9 +115,9 @@ class MultivariateStudentT(Distribution):
     def log_prob(self, value):
         n = self.event_shape[0]
         df = self.df
-        m = _mahalanobis_sq(self.scale_tril, as_float(value) - self.loc)
+        m = mahalanobis_sq(self.scale_tril, as_float(value) - self.loc)
         log_norm = (ops.gammaln(0.5 * (df + n)) - ops.gammaln(0.5 * df)
-                    - 0.5 * n * (ops.log(df) + LOG_PI) - _half_log_det(self.scale_tril))
+                    - 0.5 * n * (ops.log(df) + LOG_PI) - half_log_det(self.scale_tril))
         return log_norm - 0.5 * (df + n) * ops.log1p(m / df)
 
     @property
