@@ -95,7 +95,8 @@ def _gumbel_log_sf(z):
     zr = ops.where(right, z, 1.0)
     t = ops.maximum(ops.exp(-zr), float(finfo(z).tiny))
     zl = ops.maximum(ops.where(right, -1.0, z), -30.0)     # S = 1 to working precision below
-    return ops.where(right, -zr + ops.log(-ops.expm1(-t) / t), log1mexp(-ops.exp(-zl)))
+    # (log of the two factors apart: the quotient's derivative goes through t^2, which underflows)
+    return ops.where(right, -zr + ops.log(-ops.expm1(-t)) - ops.log(t), log1mexp(-ops.exp(-zl)))
 
 
 def _gumbel_isf_log(lq):
@@ -186,8 +187,9 @@ class TruncatedDistribution(Distribution):
         Gumbel, or any :class:`Distribution` with ``support`` ``constraints.real`` that
         implements ``cdf`` and ``icdf`` (StudentT does not, so it cannot be truncated yet).
     low, high
-        Bounds, arrays broadcasting with ``base_dist.batch_shape`` (``-inf`` / ``inf`` entries
-        are allowed); ``low < high`` is checked where both are concrete.
+        Bounds, arrays broadcasting with ``base_dist.batch_shape``; ``low < high`` is checked
+        with ``validate_args``. For a latent site, leave an open side ``None`` (an infinite
+        entry has no unconstraining transform: NUTS finds no starting point).
     validate_args
         As for every distribution.
 
@@ -216,11 +218,8 @@ class TruncatedDistribution(Distribution):
                 _tails(cls.__name__, base_dist)
                 return base_dist
             if type(base_dist) is Normal:
-                d = TruncatedNormal(base_dist.loc, base_dist.scale, low=low, high=high,
-                                    validate_args=validate_args)
-                if low is not None and high is not None:
-                    check_ordered(d, "low", "high")
-                return d
+                return TruncatedNormal(base_dist.loc, base_dist.scale, low=low, high=high,
+                                       validate_args=validate_args)
         return super().__new__(cls)     # (copy and pickle call it without arguments)
 
     def __init__(self, base_dist, low=None, high=None, *, validate_args=None):
@@ -239,9 +238,13 @@ class TruncatedDistribution(Distribution):
                 f"{owner}: {', '.join(f'{k} {v}' for k, v in shapes.items())} do not "
                 "broadcast; give low and high shapes that broadcast with the base's batch "
                 "shape (NumPy's rules).") from None
+        super().__init__(batch, validate_args=validate_args)
+
+    def _validate_parameters(self):
+        # under validation only, as TruncatedNormal and Uniform: latent bounds may visit NaN
+        super()._validate_parameters()
         if self.low is not None and self.high is not None:
             check_ordered(self, "low", "high")
-        super().__init__(batch, validate_args=validate_args)
 
     @property
     def support(self):
