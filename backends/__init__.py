@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import importlib
 import importlib.util
+import operator
 import os
 from typing import NamedTuple
 
@@ -122,11 +123,16 @@ def set_host_device_count(n: int) -> None:
 
     >>> set_host_device_count(2)  # doctest: +SKIP
     """
-    if isinstance(n, bool) or not isinstance(n, int) or n < 1:
-        raise ValueError(
-            f"set_host_device_count: n must be a positive int (the number of CPU devices), "
-            f"got {n!r}.")
-    os.environ["PPL_JAX_CPU_DEVICES"] = str(n)
+    try:
+        count = operator.index(n) if not isinstance(n, bool) else None
+    except TypeError:
+        count = None
+    if count is None:
+        raise TypeError(f"set_host_device_count: n must be an int (the number of CPU devices), "
+                        f"got {n!r}.")
+    if count < 1:
+        raise ValueError(f"set_host_device_count: n must be at least 1, got {count}.")
     if installed("jax"):
         from ppl.backends.jax.compile import set_cpu_device_count  # JAX only where installed
-        set_cpu_device_count(n)
+        set_cpu_device_count(count)
+    os.environ["PPL_JAX_CPU_DEVICES"] = str(count)

@@ -60,7 +60,7 @@ class LKJ(Distribution):
     arg_constraints = {"concentration": constraints.positive}
     support = constraints.corr_matrix
 
-    def __init__(self, dimension, concentration=1.0, *, sample_method="onion",
+    def __init__(self, dimension, concentration=1.0, sample_method="onion", *,
                  validate_args=None):
         require_int("LKJ", "dimension", dimension, 2, what="the matrix size")
         if sample_method not in _SAMPLE_METHODS:

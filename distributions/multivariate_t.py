@@ -25,7 +25,7 @@ from ppl import ops, random
 from ppl.distributions import constraints
 from ppl.distributions.distribution import Distribution
 from ppl.distributions.multivariate import half_log_det, mahalanobis_sq
-from ppl.distributions.util import LOG_PI, as_float
+from ppl.distributions.util import LOG_PI, as_float, finfo
 from ppl.distributions.validation import require_ndim, set_event_loc, validate_sample
 
 __all__ = ["MultivariateStudentT"]
@@ -107,7 +107,8 @@ class MultivariateStudentT(Distribution):
         batch = tuple(sample_shape) + self.batch_shape
         z = random.normal(k_normal, batch + self.event_shape, dtype=dtype)
         # w / df with w ~ Chi2(df) = 2 Gamma(df / 2), so sqrt(df / w) = sqrt(df / 2 / g)
-        g = random.gamma(k_chi2, 0.5 * self.df, batch, dtype)
+        # clamped at the smallest normal number: for small df a float32 draw underflows to 0
+        g = ops.maximum(random.gamma(k_chi2, 0.5 * self.df, batch, dtype), float(finfo(z).tiny))
         y = z * ops.expand_dims(ops.sqrt(0.5 * self.df / g), -1)
         return self.loc + ops.matmul(self.scale_tril, ops.expand_dims(y, -1))[..., 0]
 

@@ -83,8 +83,10 @@ def enable_x64(use_x64: bool = True) -> Backend:
     >>> enable_x64(False).dtype
     'float32'
     """
-    if not isinstance(use_x64, bool):
-        raise TypeError(f"enable_x64: use_x64 must be True or False, got {use_x64!r}.")
+    try:
+        use_x64 = bool(use_x64)
+    except (TypeError, ValueError):     # an array of several values, say
+        raise TypeError(f"enable_x64: use_x64 must be True or False, got {use_x64!r}.") from None
     default = _DEFAULT[0] if _DEFAULT else None
     name = default.name if default else (os.environ.get("PPL_BACKEND", "numpy") or "numpy")
     device = default.device if default else None

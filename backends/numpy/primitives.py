@@ -71,7 +71,8 @@ def xlogy(x, y):
 
 def _log_where_defined(x, y, log):
     """``d xlogy(x, y) / dx = log(y)``, also at ``x = 0`` (where the value is 0 whatever
-    ``log(y)``); 0 where ``x = 0`` and ``log(y)`` is not finite (as torch)."""
+    ``log(y)``); 0 where ``x = 0`` and ``log(y)`` is not finite (the frameworks disagree
+    there: torch gives 0 at ``y = 0``, JAX ``-inf``)."""
     with np.errstate(divide="ignore", invalid="ignore"):
         return anp.where((x == 0) & ~anp.isfinite(log(y)), 0.0, log(y))
 

@@ -9,6 +9,7 @@ import subprocess
 import sys
 import threading
 
+import numpy as np
 import pytest
 from conftest import TEST_BACKENDS
 
@@ -185,8 +186,9 @@ def test_enable_x64_switches_the_default_dtype(restore_default):
         ppl.enable_x64()
         assert ppl.get_backend().dtype == "float32"
     assert ppl.enable_x64(False).dtype == "float32"
+    assert ppl.enable_x64(1).dtype == "float64" and ppl.enable_x64(0).dtype == "float32"
     with pytest.raises(TypeError, match="use_x64"):
-        ppl.enable_x64("yes")
+        ppl.enable_x64(np.ones(2))
 
 
 @pytest.mark.skipif("jax" not in TEST_BACKENDS, reason="needs JAX")
@@ -196,11 +198,13 @@ def test_set_host_device_count_before_and_after_jax_starts():
         "ppl.set_host_device_count(3)\n"
         "ppl.set_backend('jax')\n"
         "print(len(jax.devices('cpu')), ppl.ops.device_count())\n"
-        "ppl.set_host_device_count(3)\n"  # the same count: fine
+        "import numpy as np; ppl.set_host_device_count(np.int64(3))\n"  # the same count: fine
         "try:\n"
         "    ppl.set_host_device_count(2)\n"
         "except RuntimeError as e:\n"
         "    print('started with 3' in str(e), 'PPL_JAX_CPU_DEVICES=2' in str(e))\n")
     assert _run(code).split() == ["3", "3", "True", "True"]
-    with pytest.raises(ValueError, match="positive int"):
+    with pytest.raises(ValueError, match="at least 1"):
         ppl.set_host_device_count(0)
+    with pytest.raises(TypeError, match="must be an int"):
+        ppl.set_host_device_count(2.0)

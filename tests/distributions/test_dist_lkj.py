@@ -331,8 +331,9 @@ def test_bad_arguments(backend):
             LKJ(3, eta, validate_args=True)
     with pytest.raises(ValueError, match=r"sample_method must be one of \('onion',\).*'cvine'"):
         LKJ(3, sample_method="cvine")
+    assert LKJ(3, 1.0, "onion").sample_method == "onion"   # positional, as NumPyro's
     with pytest.raises(TypeError):
-        LKJ(3, 1.0, "onion")                 # sample_method is keyword-only
+        LKJ(3, 1.0, "onion", None)           # validate_args is keyword-only
     with pytest.raises(TypeError, match="unexpected keyword argument 'eta'"):
         LKJ(3, eta=2.0)
     for shape in [(3,), (1, 1), (2, 2), (3, 1), (4, 3, 3)]:
