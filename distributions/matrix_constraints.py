@@ -37,34 +37,29 @@ class _PositiveDefinite(Constraint):
         sym = ops.all(ops.all(
             ops.abs(value - ops.matrix_transpose(value))
             <= _tol(value) * (1.0 + ops.abs(value)), axis=-1), axis=-1)
-        n = ops.shape(value)[-1]
-        ok = sym
-        for k in range(1, n + 1):
+        return ops.logical_and(sym, self._minors_positive(value, 1))
+
+    @staticmethod
+    def _minors_positive(value, first: int):
+        """The leading principal minors of sizes ``first..n`` are all positive."""
+        ok = None
+        for k in range(first, ops.shape(value)[-1] + 1):
             sign, _ = ops.slogdet(value[..., :k, :k])
-            ok = ops.logical_and(ok, sign > 0)
+            ok = sign > 0 if ok is None else ops.logical_and(ok, sign > 0)
         return ok
 
     def feasible_like(self, prototype):
         return _eye_like(prototype)
 
 
-class _CorrMatrix(Constraint):
-    """Correlation matrices: symmetric, unit diagonal, positive definite (its Cholesky factor is
-    finite)."""
-
-    event_dim = 2
+class _CorrMatrix(_PositiveDefinite):
+    """Correlation matrices: symmetric, unit diagonal, positive definite."""
 
     def check(self, value):
         tol = _tol(value)
         sym = ops.all(ops.all(ops.abs(value - ops.matrix_transpose(value)) <= tol, axis=-1),
                       axis=-1)
         unit = ops.all(ops.abs(ops.diagonal(value, axis1=-2, axis2=-1) - 1.0) <= tol, axis=-1)
-        n = ops.shape(value)[-1]
         ok = ops.logical_and(sym, unit)
-        for k in range(2, n + 1):
-            sign, _ = ops.slogdet(value[..., :k, :k])
-            ok = ops.logical_and(ok, sign > 0)
-        return ok
-
-    def feasible_like(self, prototype):
-        return _eye_like(prototype)
+        return ok if ops.shape(value)[-1] < 2 else ops.logical_and(
+            ok, self._minors_positive(value, 2))
