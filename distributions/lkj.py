@@ -13,7 +13,7 @@ from __future__ import annotations
 from ppl import ops
 from ppl.distributions import constraints
 from ppl.distributions.distribution import Distribution
-from ppl.distributions.matrix_transforms import _cholesky_to_corr
+from ppl.distributions.matrix_transforms import cholesky_to_corr
 from ppl.distributions.multivariate import LKJCholesky, lkj_log_normalizer
 from ppl.distributions.util import as_float, mask_outside, require_int, restrict
 from ppl.distributions.validation import validate_sample
@@ -78,7 +78,7 @@ class LKJ(Distribution):
     def sample(self, key, sample_shape=()):
         factors = LKJCholesky(self.dimension, self.concentration, self.sample_method,
                               validate_args=False)
-        return _cholesky_to_corr(factors.sample(key, sample_shape))
+        return cholesky_to_corr(factors.sample(key, sample_shape))
 
     @validate_sample
     def log_prob(self, value):

@@ -22,7 +22,14 @@ from ppl import ops, random
 from ppl.distributions import constraints
 from ppl.distributions.distribution import Distribution
 from ppl.distributions.parametrization import set_parameters
-from ppl.distributions.util import HALF_LOG_2PI, LOG_2, LOG_PI, as_float, full_batch
+from ppl.distributions.util import (
+    HALF_LOG_2PI,
+    LOG_2,
+    LOG_PI,
+    as_float,
+    full_batch,
+    log1p_square,
+)
 from ppl.distributions.validation import validate_sample
 
 __all__ = ["Cauchy", "Laplace", "Logistic", "Normal", "StudentT"]
@@ -105,22 +112,6 @@ class Normal(_LocScale):
         return ops.ndtri(q)
 
 
-def _log1p_square(w):
-    """``log(1 + w**2)`` without overflow (``w * w`` overflows past ~1e154 in float64, ~1e19
-    in float32: ``Cauchy.log_prob(1e200)`` was ``-inf``, the true value -922.2), as
-    ``2 log m + log1p(q**2)`` with ``m = max(|w|, 1)`` and ``q = min(|w|, 1) / m``:
-    ``log1p(w**2)`` where ``|w| <= 1``, ``2 log|w| + log1p(w**-2)`` beyond. No ``where`` and
-    no infinite intermediate, so gradients stay finite. At ``|w| = 1`` the derivative is right
-    when ``max`` and ``min`` share the gradient of a tie as JAX, autograd and torch do (half
-    each), or send all of it to different arguments, as TensorFlow does here (``max`` to its
-    first argument, ``|w|``; ``min`` to its first, the constant)."""
-    a = ops.abs(w)
-    one = ops.ones_like(a)
-    m = ops.maximum(a, one)
-    q = ops.minimum(one, a) / m
-    return 2.0 * ops.log(m) + ops.log1p(q * q)
-
-
 class Cauchy(_LocScale):
     """Cauchy distribution; its mean and variance are undefined (``nan`` / ``inf``)."""
 
@@ -132,7 +123,7 @@ class Cauchy(_LocScale):
         return random.cauchy(key, shape)
 
     def _standard_log_prob(self, z):
-        return -LOG_PI - _log1p_square(z)
+        return -LOG_PI - log1p_square(z)
 
     def _standard_cdf(self, z):
         return 0.5 + ops.atan(z) / math.pi
@@ -198,7 +189,7 @@ class StudentT(_LocScale):
         df = self.df
         return (ops.gammaln(0.5 * (df + 1.0)) - ops.gammaln(0.5 * df)
                 - 0.5 * ops.log(df * math.pi)
-                - 0.5 * (df + 1.0) * _log1p_square(z / ops.sqrt(df)))
+                - 0.5 * (df + 1.0) * log1p_square(z / ops.sqrt(df)))
 
     @property
     def mean(self):

@@ -163,7 +163,7 @@ class CholeskyTransform(Transform):
         return -(k * _LOG_2 + ops.sum(powers * log_diag, axis=-1))
 
 
-def _cholesky_to_corr(l):
+def cholesky_to_corr(l):
     """``L L^T`` for Cholesky factors ``L`` of correlation matrices, exactly symmetric and with
     an exact unit diagonal (the rows of ``L`` have unit norm only up to rounding)."""
     c = ops.matmul(l, ops.matrix_transpose(l))
@@ -198,7 +198,7 @@ class CorrMatrixCholeskyTransform(Transform):
         return ops.cholesky(x)
 
     def _inverse(self, y):
-        return _cholesky_to_corr(y)
+        return cholesky_to_corr(y)
 
     def log_abs_det_jacobian(self, x, y, intermediates=None):
         k = ops.shape(y)[-1]

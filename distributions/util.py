@@ -25,6 +25,7 @@ __all__ = [
     "full_batch",
     "is_concrete",
     "log1mexp",
+    "log1p_square",
     "log_factorial",
     "mask_outside",
     "require_int",
@@ -121,6 +122,22 @@ def clamp_probs(p):
     """Clamp probabilities into ``[tiny, 1 - eps]`` so their logs stay finite."""
     fi = finfo(p)
     return ops.clip(p, float(fi.tiny), 1.0 - float(fi.eps))
+
+
+def log1p_square(w):
+    """``log(1 + w**2)`` without overflow (``w * w`` overflows past ~1e154 in float64, ~1e19
+    in float32: ``Cauchy.log_prob(1e200)`` was ``-inf``, the true value -922.2), as
+    ``2 log m + log1p(q**2)`` with ``m = max(|w|, 1)`` and ``q = min(|w|, 1) / m``:
+    ``log1p(w**2)`` where ``|w| <= 1``, ``2 log|w| + log1p(w**-2)`` beyond. No ``where`` and
+    no infinite intermediate, so gradients stay finite. At ``|w| = 1`` the derivative is right
+    when ``max`` and ``min`` share the gradient of a tie as JAX, autograd and torch do (half
+    each), or send all of it to different arguments, as TensorFlow does here (``max`` to its
+    first argument, ``|w|``; ``min`` to its first, the constant)."""
+    a = ops.abs(w)
+    one = ops.ones_like(a)
+    m = ops.maximum(a, one)
+    q = ops.minimum(one, a) / m
+    return 2.0 * ops.log(m) + ops.log1p(q * q)
 
 
 def log1mexp(x):
