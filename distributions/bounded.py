@@ -120,8 +120,7 @@ class Kumaraswamy(Distribution):
     def log_prob(self, value):
         inside, v = split_support(self.support, value, 0.5)
         a, b = self.concentration1, self.concentration0
-        # inside (0, 1) from log x: log(1 - x^a) = log1mexp(a log x), exact where x^a ~ 1 (and
-        # d/da of (a - 1) log x is log x at a = 1, which ops.xlogy's is not on every backend)
+        # inside (0, 1) from log x: log(1 - x^a) = log1mexp(a log x), exact where x^a ~ 1
         interior = ops.logical_and(v > 0.0, v < 1.0)
         log_v = ops.log(ops.where(interior, v, 0.5))
         lp = (a - 1.0) * log_v + (b - 1.0) * log1mexp(a * log_v)
