@@ -34,8 +34,9 @@ from ppl.distributions.validation import check_ordered, validate_sample
 __all__ = ["Beta", "Kumaraswamy", "Uniform"]
 
 
-class Beta(Distribution):
-    """Beta distribution with ``concentration1`` (alpha) and ``concentration0`` (beta)."""
+class _OnTheUnitInterval(Distribution):
+    """A family on ``[0, 1]`` with two positive shape parameters, NumPyro's ``concentration1``
+    (``a``) and ``concentration0`` (``b``): Beta and Kumaraswamy."""
 
     arg_constraints = {"concentration1": constraints.positive,
                        "concentration0": constraints.positive}
@@ -45,6 +46,10 @@ class Beta(Distribution):
     def __init__(self, concentration1, concentration0, *, validate_args=None):
         batch = set_parameters(self, concentration1=concentration1, concentration0=concentration0)
         super().__init__(batch, validate_args=validate_args)
+
+
+class Beta(_OnTheUnitInterval):
+    """Beta distribution with ``concentration1`` (alpha) and ``concentration0`` (beta)."""
 
     def sample(self, key, sample_shape=()):
         shape = self.shape(sample_shape)
@@ -68,7 +73,7 @@ class Beta(Distribution):
         return full_batch(self, a * b / (t * t * (t + 1.0)))
 
 
-class Kumaraswamy(Distribution):
+class Kumaraswamy(_OnTheUnitInterval):
     """Kumaraswamy distribution on ``[0, 1]`` with ``concentration1`` (``a``) and
     ``concentration0`` (``b``): a Beta-like family whose CDF has a closed form,
     ``F(x) = 1 - (1 - x^a)^b`` (Kumaraswamy 1980, "A generalized probability density function
@@ -99,15 +104,6 @@ class Kumaraswamy(Distribution):
     ...     round(float(d.log_prob(0.5)), 6), round(float(d.cdf(0.5)), 6), round(float(d.mean), 6)
     (0.523248, 0.578125, 0.457143)
     """
-
-    arg_constraints = {"concentration1": constraints.positive,
-                       "concentration0": constraints.positive}
-    support = constraints.unit_interval
-    reparametrized_params = ["concentration1", "concentration0"]
-
-    def __init__(self, concentration1, concentration0, *, validate_args=None):
-        batch = set_parameters(self, concentration1=concentration1, concentration0=concentration0)
-        super().__init__(batch, validate_args=validate_args)
 
     def sample(self, key, sample_shape=()):
         # u > 0 keeps the draw's log (and its gradient) finite where u = 0 would give x = 0

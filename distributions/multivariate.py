@@ -40,6 +40,17 @@ def mahalanobis_sq(scale_tril, diff):
     return ops.sum(z * z, axis=-1)
 
 
+def scale_matrix(scale_tril):
+    """``L L^T``, the matrix whose lower Cholesky factor is ``L``."""
+    return ops.matmul(scale_tril, ops.matrix_transpose(scale_tril))
+
+
+def inverse_from_cholesky(scale_tril):
+    """``(L L^T)^{-1}`` from ``L``, by two triangular solves against the identity."""
+    n = ops.shape(scale_tril)[-1]
+    return ops.cho_solve(scale_tril, ops.eye(n, dtype=ops.dtype_of(scale_tril)))
+
+
 def half_log_det(scale_tril):
     """``log det(L L^T) / 2 = sum(log diag(L))``."""
     return ops.sum(ops.log(ops.diagonal(scale_tril, axis1=-2, axis2=-1)), axis=-1)
@@ -169,8 +180,7 @@ class MultivariateNormal(Distribution):
             self._scale_tril = ops.cholesky(matrix)
         else:
             # Sigma = P^{-1} = (L_P L_P^T)^{-1}; factorize the inverse built from L_P.
-            eye = ops.eye(n, dtype=ops.dtype_of(matrix))
-            self._scale_tril = ops.cholesky(ops.cho_solve(ops.cholesky(matrix), eye))
+            self._scale_tril = ops.cholesky(inverse_from_cholesky(ops.cholesky(matrix)))
 
     @derived_parameter
     def scale_tril(self):
@@ -180,14 +190,12 @@ class MultivariateNormal(Distribution):
     @derived_parameter
     def covariance_matrix(self):
         """``L L^T``."""
-        l = self._scale_tril
-        return ops.matmul(l, ops.matrix_transpose(l))
+        return scale_matrix(self._scale_tril)
 
     @derived_parameter
     def precision_matrix(self):
         """``(L L^T)^{-1}``."""
-        n = self.event_shape[0]
-        return ops.cho_solve(self._scale_tril, ops.eye(n, dtype=ops.dtype_of(self._scale_tril)))
+        return inverse_from_cholesky(self._scale_tril)
 
     def sample(self, key, sample_shape=()):
         eps = random.normal(key, self.shape(sample_shape), dtype=ops.dtype_of(self.loc))

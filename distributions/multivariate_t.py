@@ -24,7 +24,12 @@ import numpy as np
 from ppl import ops, random
 from ppl.distributions import constraints
 from ppl.distributions.distribution import Distribution
-from ppl.distributions.multivariate import half_log_det, mahalanobis_sq
+from ppl.distributions.multivariate import (
+    half_log_det,
+    inverse_from_cholesky,
+    mahalanobis_sq,
+    scale_matrix,
+)
 from ppl.distributions.util import LOG_PI, as_float, finfo
 from ppl.distributions.validation import require_ndim, set_event_loc, validate_sample
 
@@ -125,14 +130,12 @@ class MultivariateStudentT(Distribution):
     def covariance_matrix(self):
         """The scale matrix ``L L^T`` (NumPyro's meaning; the covariance of the distribution
         is ``df / (df - 2)`` times it for ``df > 2``)."""
-        l = self.scale_tril
-        return ops.matmul(l, ops.matrix_transpose(l))
+        return scale_matrix(self.scale_tril)
 
     @property
     def precision_matrix(self):
         """``(L L^T)^{-1}``, the inverse of :attr:`covariance_matrix`."""
-        n = self.event_shape[0]
-        return ops.cho_solve(self.scale_tril, ops.eye(n, dtype=ops.dtype_of(self.scale_tril)))
+        return inverse_from_cholesky(self.scale_tril)
 
     @property
     def mean(self):
