@@ -160,10 +160,13 @@ class TruncatedDistribution(Distribution):
         hi = self._log_tail(ops.where(flip, a, b), flip)
         return a, b, flip, lo, hi, hi + log1mexp(ops.minimum(lo - hi, 0.0))
 
-    def _quantile(self, w):
+    def _quantile(self, w, *, of_cdf=False):
         """The point whose tail probability (``F`` or, on flipped rows, ``S``) is
-        ``exp(lo) + w (exp(hi) - exp(lo))``, clipped into ``[low, high]``."""
+        ``exp(lo) + w (exp(hi) - exp(lo))``, clipped into ``[low, high]``; with ``of_cdf``,
+        ``w`` is a probability of the truncated CDF (``1 - w`` on flipped rows)."""
         a, b, flip, lo, hi, _ = self._mass()
+        if of_cdf:
+            w = ops.where(flip, 1.0 - w, w)
         log_p = hi + ops.log(w + (1.0 - w) * ops.exp(lo - hi))
         log_p = ops.minimum(log_p, -float(finfo(log_p).eps))    # the inverses are inf at 0
         t = self._tails
@@ -176,9 +179,7 @@ class TruncatedDistribution(Distribution):
         return self._quantile(v)
 
     def icdf(self, q):
-        q = as_float(q)
-        flip = self._mass()[2]
-        return self._quantile(ops.where(flip, 1.0 - q, q))
+        return self._quantile(as_float(q), of_cdf=True)
 
     @validate_sample
     def log_prob(self, value):

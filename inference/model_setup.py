@@ -116,8 +116,8 @@ def _structure(model_trace):
         cshapes.append(cshape)
         shapes.append(tuple(biject_to(site["fn"].support).inverse_shape(cshape)))
     layout = ParamLayout([n for n, _ in latents], shapes, cshapes,
-                         periodic={n: period_of(site["fn"]) for n, site in latents
-                                   if period_of(site["fn"])})
+                         periodic={n: p for n, site in latents
+                                   if (p := period_of(site["fn"])) is not None})
     enumerated = any(is_enumerated(site) for site in model_trace.values())
     return layout, first_enumerated_dim(model_trace) if enumerated else None
 

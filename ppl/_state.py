@@ -61,8 +61,11 @@ def use_backend(name: str, dtype: str = "float32", device: str | None = None):
 def get_backend() -> Backend:
     """The active backend: the innermost ``use_backend``, else the process default."""
     backend = _ACTIVE.get()
-    if backend is not None:
-        return backend
+    return backend if backend is not None else _process_default()
+
+
+def _process_default() -> Backend:
+    """The process default (``set_backend``'s), made from the environment on first use."""
     if not _DEFAULT:
         name = os.environ.get("PPL_BACKEND", "numpy") or "numpy"
         dtype = os.environ.get("PPL_DTYPE", "float32") or "float32"
@@ -87,7 +90,6 @@ def enable_x64(use_x64: bool = True) -> Backend:
         use_x64 = bool(use_x64)
     except (TypeError, ValueError):     # an array of several values, say
         raise TypeError(f"enable_x64: use_x64 must be True or False, got {use_x64!r}.") from None
-    default = _DEFAULT[0] if _DEFAULT else None
-    name = default.name if default else (os.environ.get("PPL_BACKEND", "numpy") or "numpy")
-    device = default.device if default else None
-    return set_backend(name, dtype="float64" if use_x64 else "float32", device=device)
+    default = _process_default()
+    return set_backend(default.name, dtype="float64" if use_x64 else "float32",
+                       device=default.device)
