@@ -25,6 +25,8 @@ from __future__ import annotations
 import contextvars
 import functools
 
+from ppl._data import as_backend_data
+
 __all__ = ["Messenger", "apply_stack", "get_stack", "default_process_message", "new_message",
            "check_name"]
 
@@ -112,6 +114,9 @@ class Messenger:
                 f"{type(self).__name__} has no function to run: wrap a model first, "
                 f"e.g. ppl.handlers.{type(self).__name__}(model, ...)(*args)."
             )
+        # a model's NumPy data become the backend's arrays where those take no NumPy operands
+        # (torch), as MCMC's do: ``trace(seed(model, 0)).get_trace(X, y)`` runs on every backend
+        args, kwargs = as_backend_data(args, kwargs)
         handler = self._entered()
         token = _STACK.set(_STACK.get() + (handler,))
         try:
