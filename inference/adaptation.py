@@ -249,6 +249,9 @@ class AdaptState(NamedTuple):
     dual_averaging: DualAveragingState
     welford: WelfordState
     grad_welford: WelfordState | None = None   # the gradients' (estimator="gradients")
+    #: ``(C, D, D)`` 0/1 pattern of a block-diagonal dense matrix (``dense_mass`` as site
+    #: groups, :mod:`~ppl.inference.mass_matrix`): the covariance outside it is not estimated
+    structure: object = None
 
 
 def _fisher_diagonal(draws: WelfordState, grads: WelfordState):
@@ -265,20 +268,29 @@ def _empty(w: WelfordState) -> WelfordState:
     return WelfordState(ops.zeros_like(w.mean), ops.zeros_like(w.m2), ops.zeros_like(w.count))
 
 
+def _per_chain(matrix, num_chains: int, dtype):
+    """A NumPy ``(D,)`` or ``(D, D)`` array as ``(C, ...)`` copies in the backend's ``dtype``."""
+    matrix = ops.asarray(np.asarray(matrix, np.float64), dtype=dtype)
+    ones = ops.ones((num_chains,) + (1,) * ops.ndim(matrix), dtype)
+    return ops.expand_dims(matrix, 0) * ones
+
+
 def adapt_init(step_size, num_chains: int, dim: int, *, dense: bool = False,
-               dtype=None, estimator: str = "draws") -> AdaptState:
-    """Initial adaptation state: ``step_size`` everywhere and an identity mass matrix;
-    ``estimator`` is one of :data:`ESTIMATORS` (``"gradients"``: diagonal only)."""
+               dtype=None, estimator: str = "draws", initial=None,
+               structure=None) -> AdaptState:
+    """Initial adaptation state: ``step_size`` everywhere and the inverse mass matrix
+    ``initial`` (a NumPy ``(D,)`` or, ``dense``, ``(D, D)`` array; ``None``: the identity);
+    ``estimator`` is one of :data:`ESTIMATORS` (``"gradients"``: diagonal only);
+    ``structure`` (NumPy ``(D, D)`` 0/1, ``dense`` only) the blocks a dense estimate keeps."""
     dtype = dtype or ops.backend().dtype
     eps = ops.full((num_chains,), float(step_size), dtype)
-    if dense:
-        inv_mass = ops.broadcast_to(ops.eye(dim, dtype=dtype), (num_chains, dim, dim)) \
-            * ops.ones((num_chains, 1, 1), dtype)
-    else:
-        inv_mass = ops.ones((num_chains, dim), dtype)
+    if initial is None:
+        initial = np.eye(dim) if dense else np.ones(dim)
+    inv_mass = _per_chain(initial, num_chains, dtype)
     grads = welford_init(num_chains, dim, dtype=dtype) if estimator == "gradients" else None
     return AdaptState(eps, inv_mass, dual_averaging_init(eps),
-                      welford_init(num_chains, dim, dense=dense, dtype=dtype), grads)
+                      welford_init(num_chains, dim, dense=dense, dtype=dtype), grads,
+                      None if structure is None else _per_chain(structure, num_chains, dtype))
 
 
 def take_mass_estimate(adapt: AdaptState) -> AdaptState:
@@ -287,8 +299,10 @@ def take_mass_estimate(adapt: AdaptState) -> AdaptState:
     grads = adapt.grad_welford
     estimate = welford_covariance(adapt.welford) if grads is None else \
         _fisher_diagonal(adapt.welford, grads)
+    if adapt.structure is not None:
+        estimate = estimate * adapt.structure
     return AdaptState(adapt.step_size, estimate, adapt.dual_averaging, _empty(adapt.welford),
-                      None if grads is None else _empty(grads))
+                      None if grads is None else _empty(grads), adapt.structure)
 
 
 def restart_dual_averaging(adapt: AdaptState, step_size, restart) -> AdaptState:
@@ -297,7 +311,8 @@ def restart_dual_averaging(adapt: AdaptState, step_size, restart) -> AdaptState:
     ``mu = log(10 * step_size)`` (Stan's order)."""
     da = select(restart, dual_averaging_init(step_size), adapt.dual_averaging)
     return AdaptState(ops.where(restart, step_size, adapt.step_size),
-                      adapt.inverse_mass_matrix, da, adapt.welford, adapt.grad_welford)
+                      adapt.inverse_mass_matrix, da, adapt.welford, adapt.grad_welford,
+                      adapt.structure)
 
 
 def adapt_update(adapt: AdaptState, position, accept_prob, *, warmup, collect, last,
@@ -319,6 +334,6 @@ def adapt_update(adapt: AdaptState, position, accept_prob, *, warmup, collect, l
         grads = adapt.grad_welford
         if grads is not None:
             grads = select(collect, welford_update(grads, grad), grads)
-        return AdaptState(eps, adapt.inverse_mass_matrix, da, welford, grads)
+        return AdaptState(eps, adapt.inverse_mass_matrix, da, welford, grads, adapt.structure)
 
     return ops.cond(ops.logical_or(warmup, collect), update, lambda a: a, adapt)

@@ -33,6 +33,7 @@ from ppl import ops, random
 from ppl.inference import adaptation, hmc, nuts, step_size_search
 from ppl.inference.init_params import flat_init
 from ppl.inference.initialization import init_to_uniform
+from ppl.inference.mass_matrix import check_mass_arguments, plan_mass_matrix
 from ppl.inference.model_setup import initialize_model
 
 __all__ = ["NUTS", "HMC", "KernelSetup", "WarmupFlags", "Draw"]
@@ -91,7 +92,8 @@ class _HMCFamily:
 
     def __init__(self, model=None, *, potential_fn=None, step_size=1.0, adapt_step_size=True,
                  adapt_mass_matrix=True, dense_mass=False, target_accept_prob=0.8,
-                 init_strategy=None, max_delta_energy=1000.0, mass_matrix_estimator="draws"):
+                 init_strategy=None, max_delta_energy=1000.0, mass_matrix_estimator="draws",
+                 inverse_mass_matrix=None):
         if (model is None) == (potential_fn is None):
             raise ValueError(
                 f"{type(self).__name__}: pass exactly one of model= (a model function) or "
@@ -103,14 +105,15 @@ class _HMCFamily:
         _check_positive("step_size", step_size)
         _check_prob("target_accept_prob", target_accept_prob)
         _check_positive("max_delta_energy", max_delta_energy)
-        if not isinstance(dense_mass, bool):
-            raise TypeError(
-                f"dense_mass must be True or False, got {dense_mass!r} (a list of site groups "
-                "is not supported; use dense_mass=True for a full covariance).")
+        dense_mass, inverse_mass_matrix = check_mass_arguments(
+            dense_mass, inverse_mass_matrix, has_model=model is not None)
         if mass_matrix_estimator not in adaptation.ESTIMATORS:
             raise ValueError(f"mass_matrix_estimator must be one of {adaptation.ESTIMATORS}, "
                              f"got {mass_matrix_estimator!r}.")
-        if mass_matrix_estimator == "gradients" and dense_mass:
+        blocks = inverse_mass_matrix.values() if isinstance(inverse_mass_matrix, dict) else \
+            [inverse_mass_matrix]
+        if mass_matrix_estimator == "gradients" and (dense_mass or any(
+                b is not None and b.ndim == 2 for b in blocks)):
             raise ValueError("mass_matrix_estimator='gradients' estimates a diagonal mass "
                              "matrix: use it with dense_mass=False, or use 'draws'.")
         self.mass_matrix_estimator = mass_matrix_estimator
@@ -120,6 +123,8 @@ class _HMCFamily:
         self.adapt_step_size = bool(adapt_step_size)
         self.adapt_mass_matrix = bool(adapt_mass_matrix)
         self.dense_mass = dense_mass
+        self.inverse_mass_matrix = inverse_mass_matrix
+        self._mass_plan = None      # the run's MassMatrixPlan, made by setup (needs the layout)
         self.target_accept_prob = float(target_accept_prob)
         self.max_delta_energy = float(max_delta_energy)
         self.init_strategy = init_to_uniform() if init_strategy is None else init_strategy
@@ -133,12 +138,16 @@ class _HMCFamily:
                     "With potential_fn=, pass the starting point to run: "
                     "mcmc.run(key, init_params=z0) with z0 of shape (D,) or (num_chains, D).")
             z = flat_init(init_params, num_chains, None)
+            self._mass_plan = plan_mass_matrix(self.dense_mass, self.inverse_mass_matrix, None,
+                                               ops.shape(z)[-1])
             return KernelSetup(z, self.potential_fn, None, None, lambda a, k: self.potential_fn)
         info = initialize_model(rng_key, self.model, model_args, model_kwargs,
                                 init_strategy=self.init_strategy, num_chains=num_chains)
         z, values = info.init_position, (info.init_potential_energy, info.init_grad)
         if init_params is not None:
             z, values = flat_init(init_params, num_chains, info.layout), None
+        self._mass_plan = plan_mass_matrix(self.dense_mass, self.inverse_mass_matrix,
+                                           info.layout, ops.shape(z)[-1])
         return KernelSetup(z, info.potential_fn, info.postprocess_fn, info.layout,
                            info.potential_of_args, info.postprocess_of_args,
                            info.chain_plate, values)
@@ -153,9 +162,12 @@ class _HMCFamily:
         """The carry ``(HMCState, AdaptState)`` of chains starting at ``position`` ``(C, D)``."""
         state = hmc.init(position, potential_and_grad_fn)
         C, D = ops.shape(position)
-        adapt = adaptation.adapt_init(self.step_size, C, D, dense=self.dense_mass,
+        plan = self._mass_plan or plan_mass_matrix(self.dense_mass, self.inverse_mass_matrix,
+                                                   None, D)
+        adapt = adaptation.adapt_init(self.step_size, C, D, dense=plan.dense,
                                       dtype=ops.dtype_of(position),
-                                      estimator=self.mass_matrix_estimator)
+                                      estimator=self.mass_matrix_estimator,
+                                      initial=plan.initial, structure=plan.structure)
         return state, adapt
 
     def warmup_flags(self, num_warmup: int) -> np.ndarray:
@@ -254,7 +266,12 @@ class NUTS(_HMCFamily):
         step size adapts, is 15 % of warmup (at least Stan's 50 iterations), which brings the
         realised acceptance to the target (see :func:`~ppl.inference.adaptation.warmup_schedule`).
     dense_mass
-        Full covariance (``True``) or diagonal (``False``) inverse mass matrix.
+        Full covariance (``True``), diagonal (``False``), or a list of tuples of site names,
+        each a dense block of a block-diagonal inverse mass matrix (other sites diagonal), as
+        in NumPyro (:mod:`~ppl.inference.mass_matrix`).
+    inverse_mass_matrix
+        Starting inverse mass matrix (kept with ``adapt_mass_matrix=False``): a ``(D,)`` or
+        ``(D, D)`` array, or a dict from tuples of site names to their blocks.
     target_accept_prob
         Target of the mean acceptance statistic.
     max_tree_depth
@@ -285,12 +302,13 @@ class NUTS(_HMCFamily):
     def __init__(self, model=None, *, potential_fn=None, step_size=1.0, adapt_step_size=True,
                  adapt_mass_matrix=True, dense_mass=False, target_accept_prob=0.8,
                  max_tree_depth=10, init_strategy=None, max_delta_energy=1000.0,
-                 mass_matrix_estimator="draws"):
+                 mass_matrix_estimator="draws", inverse_mass_matrix=None):
         super().__init__(model, potential_fn=potential_fn, step_size=step_size,
                          adapt_step_size=adapt_step_size, adapt_mass_matrix=adapt_mass_matrix,
                          dense_mass=dense_mass, target_accept_prob=target_accept_prob,
                          init_strategy=init_strategy, max_delta_energy=max_delta_energy,
-                         mass_matrix_estimator=mass_matrix_estimator)
+                         mass_matrix_estimator=mass_matrix_estimator,
+                         inverse_mass_matrix=inverse_mass_matrix)
         nuts.build_transition(max_tree_depth=max_tree_depth, jit=False)   # checks it
         self.max_tree_depth = max_tree_depth
 
@@ -334,11 +352,13 @@ class HMC(_HMCFamily):
     def __init__(self, model=None, *, potential_fn=None, step_size=1.0, num_steps=None,
                  trajectory_length=2 * math.pi, adapt_step_size=True, adapt_mass_matrix=True,
                  dense_mass=False, target_accept_prob=0.8, init_strategy=None,
-                 num_steps_jitter=0.0, max_num_steps=1024, max_delta_energy=1000.0):
+                 num_steps_jitter=0.0, max_num_steps=1024, max_delta_energy=1000.0,
+                 inverse_mass_matrix=None):
         super().__init__(model, potential_fn=potential_fn, step_size=step_size,
                          adapt_step_size=adapt_step_size, adapt_mass_matrix=adapt_mass_matrix,
                          dense_mass=dense_mass, target_accept_prob=target_accept_prob,
-                         init_strategy=init_strategy, max_delta_energy=max_delta_energy)
+                         init_strategy=init_strategy, max_delta_energy=max_delta_energy,
+                         inverse_mass_matrix=inverse_mass_matrix)
         if num_steps is not None and (isinstance(num_steps, bool) or not isinstance(
                 num_steps, int) or num_steps < 1):
             raise ValueError(f"num_steps must be a positive int or None, got {num_steps!r}.")
