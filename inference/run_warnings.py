@@ -56,6 +56,20 @@ def _element_label(name: str, idx: tuple) -> str:
 _BATCH_VALUES = 2 ** 24      # draws checked per call of the diagnostics (128 MiB of float64)
 
 
+def _reparam_advice(samples: dict) -> str:
+    """What to try about the geometry: non-centring, unless the model's sites already are
+    (``LocScaleReparam``'s ``{name}_decentered`` sites among the draws)."""
+    done = sorted(name[:-len("_decentered")] for name in samples
+                  if name.endswith("_decentered"))
+    if not done:
+        return "e.g. non-centred: ppl.inference.reparam.LocScaleReparam"
+    learned = [n for n in done if f"{n}_centered" in samples]
+    fixed = [n for n in done if n not in learned]
+    return ("the model already reparameterises " + ", ".join(done) + " with LocScaleReparam"
+            + (f"; try another centring for {', '.join(fixed)} (centered=None learns it)"
+               if fixed else ", its centring learned") + ", or reparameterise other sites")
+
+
 def _convergence(samples: dict, num_chains: int) -> str | None:
     """R-hat and bulk ESS per element, worst first; ``None`` when every element passes. The
     sites' elements are checked together, in one vectorised pass per ~``_BATCH_VALUES`` draws
@@ -105,8 +119,8 @@ def _convergence(samples: dict, num_chains: int) -> str | None:
         parts.append(f"bulk ESS below {ESS_PER_CHAIN_MIN} per chain ({total}) for "
                      + _listing([(lab, f"ESS {v:.0f}") for v, lab in low_ess]))
     return ("; ".join(parts) + ". Try more warmup and samples (num_warmup=, num_samples=) "
-            "or a reparameterisation (e.g. non-centred: ppl.inference.reparam."
-            "LocScaleReparam); summaries of these sites are not reliable yet.")
+            f"or a reparameterisation ({_reparam_advice(samples)}); summaries of these sites "
+            "are not reliable yet.")
 
 
 def _on_the_circle(samples: dict, periodic: dict) -> dict:
@@ -155,8 +169,8 @@ def run_problems(samples: dict, stats: dict, *, target_accept_prob=None,
             f", or raise target_accept_prob (now {target_accept_prob:g}; e.g. "
             f"NUTS(model, target_accept_prob={max(0.95, min(0.99, target_accept_prob + 0.1)):g}))")
         out.append(f"{_share(k, n)} diverged: the sampler could not follow the posterior's "
-                   f"curvature, so the draws may be biased. Reparameterise (e.g. non-centred: "
-                   f"ppl.inference.reparam.LocScaleReparam){raise_tap}.")
+                   f"curvature, so the draws may be biased. Reparameterise "
+                   f"({_reparam_advice(samples)}){raise_tap}.")
     num_chains = next((np.shape(v)[0] for v in samples.values()), 0)
     if periodic:
         samples = _on_the_circle(samples, periodic)

@@ -152,3 +152,23 @@ def test_periodic_sites_are_judged_by_their_cos_and_sin():
     apart = angle + np.array([0.0, 0.0, 0.0, 1.5])[:, None]
     (msg,) = run_problems({"t": apart, "u": angle}, {}, periodic={"t": 2 * np.pi})
     assert "sin(t) (" in msg and "cos(t) (" in msg and "u (" in msg
+
+
+def test_advice_knows_the_sites_are_non_centred_already():
+    """A model that already non-centres a site with ``LocScaleReparam`` (its
+    ``{name}_decentered`` draws) is not told to non-centre; a fixed centring is told to try
+    another, a learned one (``{name}_centered`` draws) is named as learned."""
+    rng = np.random.default_rng(0)
+    stuck = rng.normal(size=(2, 200)) + [[0.0], [3.0]]          # chains that disagree
+    diverging = {"diverging": np.ones((2, 200), bool)}
+    plain = run_problems({"theta": stuck}, diverging)
+    assert len(plain) == 2 and all("e.g. non-centred: ppl.inference.reparam.LocScaleReparam"
+                                   in m for m in plain)
+    fixed = run_problems({"theta_decentered": stuck, "tau": stuck}, diverging)
+    assert len(fixed) == 2
+    for message in fixed:
+        assert "e.g. non-centred" not in message
+        assert "already reparameterises theta with LocScaleReparam; try another centring " \
+               "for theta (centered=None learns it)" in message
+    learned = run_problems({"theta_decentered": stuck, "theta_centered": stuck}, diverging)
+    assert all("theta with LocScaleReparam, its centring learned" in m for m in learned)
