@@ -12,7 +12,7 @@ from ppl import ops
 from ppl._messenger import Messenger
 from ppl.plates import CondIndepStackFrame
 
-__all__ = ["do", "lift", "infer_config", "reparam", "scope"]
+__all__ = ["do", "lift", "infer_config", "reparam", "scope", "uncondition"]
 
 
 def _to_array(x):
@@ -60,6 +60,34 @@ class do(Messenger):
         msg["is_observed"] = True
         msg["mask"] = False
         msg["infer"]["do"] = True
+
+
+class uncondition(Messenger):
+    """Forget the observations: every observed sample site (``obs=`` or ``condition``) becomes
+    a latent site drawn from its distribution, as NumPyro's ``uncondition``. The observed value
+    is kept in the site's ``infer["obs"]`` (with ``infer["was_observed"] = True``).
+
+    The model's joint prior over its latent and observed sites, e.g. for simulation-based
+    calibration (``MCMC`` on an unconditioned model samples the data too) or to draw fake data.
+    Sites fixed by ``do`` stay fixed.
+
+    Examples
+    --------
+    >>> import ppl, ppl.distributions as dist
+    >>> def model():
+    ...     x = ppl.sample("x", dist.Normal(0.0, 1.0))
+    ...     return ppl.sample("y", dist.Normal(x, 1.0), obs=10.0)
+    >>> tr = ppl.handlers.trace(ppl.handlers.seed(ppl.handlers.uncondition(model), 0)
+    ...                         ).get_trace()
+    >>> tr["y"]["is_observed"], float(tr["y"]["infer"]["obs"]), abs(float(tr["y"]["value"])) < 9
+    (False, 10.0, True)
+    """
+
+    def process_message(self, msg):
+        if msg["type"] != "sample" or not msg["is_observed"] or msg["infer"].get("do"):
+            return
+        msg["infer"]["obs"], msg["infer"]["was_observed"] = msg["value"], True
+        msg["value"], msg["is_observed"] = None, False
 
 
 class lift(Messenger):

@@ -28,11 +28,11 @@ from ppl import ops
 from ppl import random as _random
 from ppl._messenger import Messenger
 from ppl.effects import check_mapping as _check_mapping
-from ppl.effects import do, infer_config, lift, reparam, scope
+from ppl.effects import do, infer_config, lift, reparam, scope, uncondition
 from ppl.primitives import _as_array
 
 __all__ = ["trace", "seed", "condition", "substitute", "block", "replay", "mask", "scale",
-           "do", "lift", "infer_config", "reparam", "scope", "Messenger"]
+           "do", "lift", "infer_config", "reparam", "scope", "uncondition", "Messenger"]
 
 
 class trace(Messenger):

@@ -38,6 +38,44 @@ def test_do_intervenes_without_evidence(backend):
                  + st.norm(3.0, 0.5).logpdf(1.0))
 
 
+def test_uncondition_makes_observations_latent(backend):
+    """``uncondition``: the observed sites (``obs=`` and ``condition``) become latent, their
+    density evaluated at the substituted value (SciPy), the observation kept in ``infer``;
+    ``do``'s interventions stay fixed."""
+    model = handlers.uncondition(handlers.condition(chain_model, data={"y": 3.0}))
+    lp, tr = log_density(model, (), {}, {"x": 0.4, "y": -1.0, "z": 2.5})
+    assert_close(lp, st.norm().logpdf(0.4) + st.norm(0.4, 2.0).logpdf(-1.0)
+                 + st.norm(-1.0, 0.5).logpdf(2.5))
+    for name, obs in (("y", 3.0), ("z", 1.0)):
+        assert not tr[name]["is_observed"] and tr[name]["infer"]["was_observed"]
+        assert float(to_numpy(tr[name]["infer"]["obs"])) == obs
+    kept = handlers.uncondition(handlers.do(chain_model, data={"y": 3.0}))
+    tr = handlers.trace(handlers.seed(kept, 0)).get_trace()
+    assert tr["y"]["is_observed"] and float(to_numpy(tr["y"]["value"])) == 3.0
+    assert not tr["z"]["is_observed"]
+
+
+def prior_model(y):
+    x = ppl.sample("x", dist.Normal(0.0, 1.0))
+    with ppl.plate("N", 2):
+        ppl.sample("y", dist.Normal(x, 1.0), obs=y)
+
+
+@pytest.mark.filterwarnings("ignore::UserWarning")
+def test_nuts_on_an_unconditioned_model_samples_the_joint_prior(backend):
+    """NUTS on ``uncondition(model)`` ignores the data (far from the prior here): x ~ N(0, 1),
+    y_i ~ N(x, 1), so sd(y_i) = sqrt(2) and corr(x, y_i) = 1/sqrt(2)."""
+    mcmc = MCMC(NUTS(handlers.uncondition(prior_model)), num_warmup=200, num_samples=600,
+                num_chains=2, progress_bar=False)
+    mcmc.run(0, np.array([50.0, 60.0]))
+    s = {k: to_numpy(v) for k, v in mcmc.get_samples().items()}
+    assert s["y"].shape == (1200, 2)
+    se = 4 / np.sqrt(300)          # ~4 Monte Carlo standard errors at ESS >= 300
+    assert abs(s["x"].mean()) < se and np.all(np.abs(s["y"].mean(0)) < se * np.sqrt(2))
+    np.testing.assert_allclose(s["y"].std(0), np.sqrt(2), rtol=0.12)
+    np.testing.assert_allclose(np.corrcoef(s["x"], s["y"][:, 0])[0, 1], 2 ** -0.5, atol=0.08)
+
+
 def test_lift_and_infer_config(backend):
     def model():
         w = ppl.param("w", np.zeros(2))
