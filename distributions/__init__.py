@@ -31,7 +31,7 @@ Where things live:
 ``folded``        FoldedDistribution, HalfStudentT;  ``circular``: VonMises
 ``extreme``       Gumbel, Pareto
 ``time_series``   GaussianRandomWalk
-``mixtures``      MixtureSameFamily;  ``transformed``: TransformedDistribution
+``mixtures``      MixtureSameFamily, MixtureGeneral;  ``transformed``: TransformedDistribution
 ``special``       Delta, ImproperUniform, Unit
 ``constraints``   supports and parameter sets (the base class in ``constraint_base``, matrices
                   in ``matrix_constraints``);  ``transforms``: bijections and ``biject_to``
@@ -61,7 +61,7 @@ from ppl.distributions.folded import FoldedDistribution, HalfStudentT
 from ppl.distributions.lkj import LKJ
 from ppl.distributions.locscale import Cauchy, Laplace, Logistic, Normal, StudentT
 from ppl.distributions.low_rank import LowRankMultivariateNormal
-from ppl.distributions.mixtures import MixtureSameFamily
+from ppl.distributions.mixtures import MixtureGeneral, MixtureSameFamily
 from ppl.distributions.multivariate import Dirichlet, LKJCholesky, MultivariateNormal
 from ppl.distributions.multivariate_t import MultivariateStudentT
 from ppl.distributions.ordinal import OrderedLogistic
@@ -132,6 +132,7 @@ __all__ = [
     "LowRankMultivariateNormal",
     "MaskedDistribution",
     "MixtureSameFamily",
+    "MixtureGeneral",
     "Multinomial",
     "MultivariateNormal",
     "MultivariateStudentT",
