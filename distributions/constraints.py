@@ -20,6 +20,8 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
+
 from ppl import ops
 from ppl.distributions.constraint_base import Constraint, _fill, _is_integer, _tol
 from ppl.distributions.matrix_constraints import (
@@ -28,7 +30,7 @@ from ppl.distributions.matrix_constraints import (
     _LowerCholesky,
     _PositiveDefinite,
 )
-from ppl.distributions.util import as_float, describe, require_int
+from ppl.distributions.util import as_float, describe, require_int, restrict
 
 __all__ = [
     "Constraint",
@@ -162,6 +164,37 @@ class _Interval(_Bounded):
 
     def feasible_like(self, prototype):
         return _fill(prototype, 0.5 * (self.lower_bound + self.upper_bound))
+
+
+class ExtendedInterval(_Interval):
+    """``interval(lower_bound, upper_bound)`` whose bounds may hold infinite entries (open
+    sides) where they cannot be read (traced values, backend arrays): ``biject_to`` maps it
+    entry by entry whatever the bounds hold. The truncated families give it as ``support``
+    unless their bounds are known to be finite (:func:`known_finite`); it checks and prints
+    as ``interval``."""
+
+    def feasible_like(self, prototype):
+        lo, hi = as_float(self.lower_bound), as_float(self.upper_bound)
+        fin_lo, fin_hi = ops.isfinite(lo), ops.isfinite(hi)
+        lo0, hi0 = restrict(fin_lo, lo, 0.0), restrict(fin_hi, hi, 0.0)
+        upper_only = ops.where(fin_hi, hi0 - 1.0, lo0)          # lo0 is 0 there
+        return _fill(prototype, ops.where(
+            fin_lo, ops.where(fin_hi, 0.5 * (lo0 + hi0), lo0 + 1.0), upper_only))
+
+    def __repr__(self):
+        return f"interval({describe(self.lower_bound)}, {describe(self.upper_bound)})"
+
+
+def known_finite(bound):
+    """``True`` if ``bound`` is ``None`` or a Python number or NumPy array with only finite
+    entries, ``False`` if it is one with a non-finite entry, ``None`` for any other value: a
+    backend array is not read (it may be traced, or be a recorded value that reading would
+    take out of a compiled program)."""
+    if bound is None:
+        return True
+    if isinstance(bound, (int, float, np.ndarray, np.generic)):
+        return bool(np.all(np.isfinite(bound)))
+    return None
 
 
 class _UnitInterval(_Interval):

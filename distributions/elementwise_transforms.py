@@ -1,5 +1,6 @@
 """Elementwise transforms: each output entry depends on one input entry (``exp``, ``softplus``,
-``sigmoid``, affine maps), so the log-Jacobian is elementwise too.
+``sigmoid``, affine maps, and :class:`IntervalTransform` for bounds with infinite entries), so the
+log-Jacobian is elementwise too.
 
 >>> import ppl
 >>> from ppl.distributions.transforms import SigmoidTransform
@@ -15,9 +16,10 @@ import math
 from ppl import ops
 from ppl.distributions import constraints
 from ppl.distributions.transform import Transform
-from ppl.distributions.util import finfo, sum_rightmost
+from ppl.distributions.util import as_float, finfo, restrict, sum_rightmost
 
-__all__ = ["AffineTransform", "ExpTransform", "SigmoidTransform", "SoftplusTransform"]
+__all__ = ["AffineTransform", "ExpTransform", "IntervalTransform", "SigmoidTransform",
+           "SoftplusTransform"]
 
 
 class ExpTransform(Transform):
@@ -121,3 +123,80 @@ class AffineTransform(Transform):
 
     def __repr__(self):
         return f"AffineTransform(domain={self.domain!r})"
+
+
+class IntervalTransform(Transform):
+    """Reals onto ``[low, high]`` entry by entry, where an infinite entry of a bound leaves that
+    side open: the map ``biject_to`` uses for bounds with infinite entries.
+
+    Each entry takes the map of its kind of bounds: ``low + (high - low) * sigmoid(x)`` when
+    both are finite, ``low + exp(x)`` when only ``low`` is, ``high - exp(x)`` when only
+    ``high`` is, and ``x`` when neither is (the maps of ``interval``, ``greater_than``,
+    ``less_than`` and ``real``, with the same clipping). This is how Stan treats infinite
+    bounds of its lower/upper-bounded transform (Stan Reference Manual, "Constraint
+    transforms", "Lower and upper bounded scalar"). Every branch runs on safe stand-ins for
+    the bounds it does not use (finite numbers) before ``where`` picks one, so no branch puts
+    an ``inf`` or a ``nan`` into the values or the gradients. Where both bounds are finite the
+    values equal those of ``ComposeTransform([SigmoidTransform(), AffineTransform(low,
+    high - low)])``.
+
+    Parameters
+    ----------
+    low, high
+        Bounds that broadcast together and with the input: arrays (``-inf`` entries of
+        ``low`` and ``+inf`` entries of ``high`` mark open sides) or values of other latent
+        variables. An entry that is not finite counts as an open side.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import ppl
+    >>> with ppl.use_backend("numpy", dtype="float64"):
+    ...     t = IntervalTransform(np.array([-np.inf, 0.0, -np.inf, 1.0]),
+    ...                           np.array([1.0, np.inf, np.inf, 3.0]))
+    ...     ppl.ops.to_numpy(t(ppl.ops.zeros(4))).tolist()
+    [0.0, 1.0, 0.0, 2.0]
+    """
+
+    def __init__(self, low, high):
+        self.low, self.high = low, high
+
+    @property
+    def codomain(self):
+        return constraints.ExtendedInterval(self.low, self.high)
+
+    def _sides(self):
+        """``(both, lower, upper, lo, hi, lo1, hi1)``: masks of entries with two finite bounds
+        and with a finite lower (upper) bound; the bounds where both are finite (``0``, ``1``
+        elsewhere), and each bound where it is finite (``0`` elsewhere)."""
+        lo, hi = as_float(self.low), as_float(self.high)
+        lower, upper = ops.isfinite(lo), ops.isfinite(hi)
+        both = ops.logical_and(lower, upper)
+        return (both, lower, upper, restrict(both, lo, 0.0), restrict(both, hi, 1.0),
+                restrict(lower, lo, 0.0), restrict(upper, hi, 0.0))
+
+    def __call__(self, x):
+        both, lower, upper, lo, hi, lo1, hi1 = self._sides()
+        y_both = lo + (hi - lo) * SigmoidTransform()(x)
+        e = ExpTransform()(x)
+        return ops.where(both, y_both, ops.where(lower, lo1 + e, ops.where(upper, hi1 - e, x)))
+
+    def _inverse(self, y):
+        both, lower, upper, lo, hi, lo1, hi1 = self._sides()
+        x_both = SigmoidTransform()._inverse((y - lo) / (hi - lo))
+        x_lower = ExpTransform()._inverse(y - lo1)
+        x_upper = ExpTransform()._inverse(hi1 - y)
+        return ops.where(both, x_both, ops.where(lower, x_lower, ops.where(upper, x_upper, y)))
+
+    def log_abs_det_jacobian(self, x, y, intermediates=None):
+        both, lower, upper, lo, hi, _, _ = self._sides()
+        ld_both = SigmoidTransform().log_abs_det_jacobian(x, None) + ops.log(ops.abs(hi - lo))
+        one_side = ops.logical_or(lower, upper)
+        return ops.where(both, ld_both, ops.where(one_side, x, ops.zeros_like(x)))
+
+    def forward_shape(self, shape):
+        return tuple(ops.broadcast_shapes(tuple(shape), ops.shape(self.low),
+                                          ops.shape(self.high)))
+
+    def inverse_shape(self, shape):
+        return self.forward_shape(shape)

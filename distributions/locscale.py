@@ -28,6 +28,7 @@ from ppl.distributions.util import (
     LOG_PI,
     as_float,
     full_batch,
+    lgamma_difference,
     log1p_square,
 )
 from ppl.distributions.validation import validate_sample
@@ -172,7 +173,11 @@ class Logistic(_LocScale):
 
 
 class StudentT(_LocScale):
-    """Student's t distribution with ``df`` degrees of freedom, location and scale."""
+    """Student's t distribution with ``df`` degrees of freedom, location and scale.
+
+    Its normalizer's ``log Gamma((df + 1) / 2) - log Gamma(df / 2)`` is
+    :func:`~ppl.distributions.util.lgamma_difference`, accurate for large ``df`` (the plain
+    difference of ``gammaln`` was 0.06 off at ``df = 1e6`` in float32, 0.29 at ``1e7``)."""
 
     arg_constraints = {"df": constraints.positive, "loc": constraints.real,
                        "scale": constraints.positive}
@@ -187,8 +192,7 @@ class StudentT(_LocScale):
 
     def _standard_log_prob(self, z):
         df = self.df
-        return (ops.gammaln(0.5 * (df + 1.0)) - ops.gammaln(0.5 * df)
-                - 0.5 * ops.log(df * math.pi)
+        return (lgamma_difference(0.5 * df, 0.5) - 0.5 * ops.log(df * math.pi)
                 - 0.5 * (df + 1.0) * log1p_square(z / ops.sqrt(df)))
 
     @property

@@ -30,7 +30,7 @@ from ppl.distributions.multivariate import (
     mahalanobis_sq,
     scale_matrix,
 )
-from ppl.distributions.util import LOG_PI, as_float, finfo
+from ppl.distributions.util import LOG_PI, as_float, finfo, lgamma_difference
 from ppl.distributions.validation import require_ndim, set_event_loc, validate_sample
 
 __all__ = ["MultivariateStudentT"]
@@ -46,8 +46,9 @@ class MultivariateStudentT(Distribution):
     (1 + |L^{-1} (x - loc)|^2 / df)^(-(df + n) / 2)``
 
     (Kotz and Nadarajah 2004, "Multivariate t Distributions and Their Applications", eq. 1.1),
-    evaluated through a triangular solve. The mean is ``loc`` for ``df > 1`` and the covariance
-    ``df / (df - 2) Sigma`` for ``df > 2``.
+    evaluated through a triangular solve, its ``log Gamma`` ratio by
+    :func:`~ppl.distributions.util.lgamma_difference` (accurate for large ``df``). The mean is
+    ``loc`` for ``df > 1`` and the covariance ``df / (df - 2) Sigma`` for ``df > 2``.
 
     Parameters
     ----------
@@ -122,8 +123,8 @@ class MultivariateStudentT(Distribution):
         n = self.event_shape[0]
         df = self.df
         m = mahalanobis_sq(self.scale_tril, as_float(value) - self.loc)
-        log_norm = (ops.gammaln(0.5 * (df + n)) - ops.gammaln(0.5 * df)
-                    - 0.5 * n * (ops.log(df) + LOG_PI) - half_log_det(self.scale_tril))
+        log_norm = (lgamma_difference(0.5 * df, 0.5 * n) - 0.5 * n * (ops.log(df) + LOG_PI)
+                    - half_log_det(self.scale_tril))
         return log_norm - 0.5 * (df + n) * ops.log1p(m / df)
 
     @property

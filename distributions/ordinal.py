@@ -35,6 +35,8 @@ def ordered_logistic_log_probs(predictor, cutpoints):
     (``0 * inf`` would make NaN of every class's gradient).
     """
     x = cutpoints - ops.expand_dims(predictor, -1)          # c_k - eta, shape (..., K - 1)
+    if ops.shape(x)[-1] == 0:                                # K = 1: the one class is certain
+        return ops.zeros_like(ops.sum(x, axis=-1, keepdims=True))
     first = ops.log_sigmoid(x[..., :1])                      # P(y = 0) = sigmoid(c_0 - eta)
     last = ops.log_sigmoid(-x[..., -1:])                     # P(y = K-1) = sigmoid(eta - c_K-2)
     a, b = x[..., :-1], x[..., 1:]
@@ -46,15 +48,16 @@ def ordered_logistic_log_probs(predictor, cutpoints):
 class OrderedLogistic(Categorical):
     """A category ``0..K-1`` with ordered outcomes: ``P(y <= k) = sigmoid(cutpoints[k] -
     predictor)`` for ``k < K - 1``, with ``K = len(cutpoints) + 1`` (the ordinal regression
-    of McCullagh 1980; Stan's ``ordered_logistic``).
+    of McCullagh 1980; Stan's ``ordered_logistic``). Empty cut points (``K = 1``) are accepted,
+    as NumPyro does: the one class 0 has probability 1.
 
     Parameters
     ----------
     predictor
         The linear predictor ``eta`` (real), batch shape.
     cutpoints
-        Increasing cut points, ``batch_shape + (K - 1,)``; the batch shape is the broadcast of
-        ``predictor``'s shape and ``cutpoints.shape[:-1]``.
+        Increasing cut points, ``batch_shape + (K - 1,)`` with ``K >= 1``; the batch shape is
+        the broadcast of ``predictor``'s shape and ``cutpoints.shape[:-1]``.
 
     Everything else is Categorical's (``probs``, ``logits``, ``sample``, ``enumerate_support``,
     ``entropy``), over the log-probabilities computed stably from the two.
@@ -76,10 +79,6 @@ class OrderedLogistic(Categorical):
     def __init__(self, predictor, cutpoints, *, validate_args=None):
         set_parameters(self, predictor=predictor, cutpoints=cutpoints)
         require_ndim(self, "cutpoints", self.cutpoints, 1, "the K - 1 cut points, last axis")
-        if ops.shape(self.cutpoints)[-1] < 1:
-            raise ValueError(
-                "OrderedLogistic: cutpoints must hold at least one cut point (two classes) in "
-                f"its last dim, got shape {tuple(ops.shape(self.cutpoints))}.")
         batch = batch_shape_of(self)
         # Categorical's storage, bypassing its __init__: check predictor and cutpoints (not the
         # logits computed from them, NaN for unordered cut points) first

@@ -9,6 +9,15 @@ this module is their public home and holds the ``biject_to`` registry.
 reads the constraint's bounds when called, so bounds that depend on other latent values
 (``interval(0, 1 - a)``) are honoured at their current value.
 
+Bounds of ``interval``, ``greater_than`` (``greater_than_eq``) and ``less_than`` may hold
+infinite entries, each an open side: :class:`IntervalTransform` then maps every entry with the
+transform of its own kind of bounds. It is used when a bound is a Python number or NumPy array
+with an infinite entry (such values are read), and always for the supports of the truncated
+families whose bounds cannot be read (``TruncatedNormal(0, 1, low=np.array([-np.inf, 0.0]))``
+under a compiler). Other bounds, traced ones included, keep the fixed maps (sigmoid and affine;
+``exp`` and affine) and must be finite; on entries with two finite bounds both give the same
+values.
+
 >>> import ppl
 >>> from ppl.distributions import constraints, biject_to
 >>> with ppl.use_backend("numpy", dtype="float64"):
@@ -23,10 +32,13 @@ the partial-correlation (CPC) parametrization of correlation matrices.
 
 from __future__ import annotations
 
+import numpy as np
+
 from ppl.distributions import constraints
 from ppl.distributions.elementwise_transforms import (
     AffineTransform,
     ExpTransform,
+    IntervalTransform,
     SigmoidTransform,
     SoftplusTransform,
 )
@@ -57,6 +69,7 @@ __all__ = [
     "ExpTransform",
     "IdentityTransform",
     "IndependentTransform",
+    "IntervalTransform",
     "LowerCholeskyTransform",
     "OrderedTransform",
     "SigmoidTransform",
@@ -102,14 +115,41 @@ biject_to.register(C.independent, lambda c: IndependentTransform(
     biject_to(c.base_constraint), c.reinterpreted_batch_ndims))
 biject_to.register(C.positive, lambda c: ExpTransform())
 biject_to.register(C.nonnegative, lambda c: ExpTransform())
-biject_to.register(C.greater_than, lambda c: ComposeTransform(
-    [ExpTransform(), AffineTransform(c.lower_bound, 1.0, domain=C.positive)]))
-biject_to.register(C.less_than, lambda c: ComposeTransform(
-    [ExpTransform(), AffineTransform(c.upper_bound, -1.0, domain=C.positive)]))
+
+
+def _entrywise(c, *bounds) -> bool:
+    """Whether ``c`` needs :class:`IntervalTransform`: its bounds may hold infinite entries
+    that cannot be read (the truncated families' supports), or they hold some that can."""
+    return isinstance(c, C.ExtendedInterval) or any(
+        C.known_finite(b) is False for b in bounds)
+
+
+def _greater_than(c):
+    if _entrywise(c, c.lower_bound):
+        return IntervalTransform(c.lower_bound, np.inf)
+    return ComposeTransform([ExpTransform(), AffineTransform(c.lower_bound, 1.0,
+                                                             domain=C.positive)])
+
+
+def _less_than(c):
+    if _entrywise(c, c.upper_bound):
+        return IntervalTransform(-np.inf, c.upper_bound)
+    return ComposeTransform([ExpTransform(), AffineTransform(c.upper_bound, -1.0,
+                                                             domain=C.positive)])
+
+
+def _interval(c):
+    lo, hi = c.lower_bound, c.upper_bound
+    if _entrywise(c, lo, hi):
+        return IntervalTransform(lo, hi)
+    return ComposeTransform([SigmoidTransform(),
+                             AffineTransform(lo, hi - lo, domain=C.unit_interval)])
+
+
+biject_to.register(C.greater_than, _greater_than)
+biject_to.register(C.less_than, _less_than)
 biject_to.register(C.unit_interval, lambda c: SigmoidTransform())
-biject_to.register(C.interval, lambda c: ComposeTransform(
-    [SigmoidTransform(), AffineTransform(c.lower_bound, c.upper_bound - c.lower_bound,
-                                         domain=C.unit_interval)]))
+biject_to.register(C.interval, _interval)
 biject_to.register(C.simplex, lambda c: StickBreakingTransform())
 biject_to.register(C.ordered_vector, lambda c: OrderedTransform())
 biject_to.register(C.zero_sum, lambda c: ZeroSumTransform(c.event_dim))

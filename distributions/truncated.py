@@ -58,14 +58,21 @@ def _ndtr(x):
 
 
 class TruncatedNormal(Distribution):
-    """``Normal(loc, scale)`` restricted to ``[low, high]``; ``None`` leaves a side open.
+    """``Normal(loc, scale)`` restricted to ``[low, high]``; ``None`` (or an infinite entry)
+    leaves a side open.
 
     Parameters
     ----------
     loc, scale
         Location and scale of the untruncated normal.
     low, high
-        Truncation bounds (keyword-only, NumPyro's names).
+        Truncation bounds (keyword-only, NumPyro's names). Entries may be infinite
+        (``low=np.array([-np.inf, 0.0])``), also at a latent site: ``support`` is then an
+        ``interval`` that ``biject_to`` maps entry by entry (``IntervalTransform``). Bounds
+        given as Python numbers or NumPy arrays with only finite entries keep the sigmoid
+        (``exp``) map of a plain ``interval`` (``greater_than_eq``, ``less_than``); bounds given
+        as backend arrays are not read and take the entry-by-entry map, which is the same map
+        where both bounds are finite.
     """
 
     arg_constraints = {"loc": constraints.real, "scale": constraints.positive,
@@ -73,6 +80,7 @@ class TruncatedNormal(Distribution):
     reparametrized_params = ["loc", "scale", "low", "high"]
 
     def __init__(self, loc=0.0, scale=1.0, *, low=None, high=None, validate_args=None):
+        self._open_entries = not all(constraints.known_finite(b) for b in (low, high))
         batch = set_parameters(self, loc=loc, scale=scale, low=low, high=high)
         super().__init__(batch, validate_args=validate_args)
 
@@ -80,6 +88,10 @@ class TruncatedNormal(Distribution):
     def support(self):
         if self.low is None and self.high is None:
             return constraints.real
+        if self._open_entries:
+            return constraints.ExtendedInterval(
+                -np.inf if self.low is None else self.low,
+                np.inf if self.high is None else self.high)
         if self.high is None:
             return constraints.greater_than_eq(self.low)
         if self.low is None:

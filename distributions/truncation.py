@@ -35,7 +35,12 @@ from ppl import ops, random
 from ppl.distributions import constraints
 from ppl.distributions.distribution import Distribution
 from ppl.distributions.locscale import Cauchy, Normal
-from ppl.distributions.log_tails import at_limits, tails_of
+from ppl.distributions.log_tails import (
+    at_limits,
+    tails_of,
+    truncated_cdf,
+    truncated_log_prob,
+)
 from ppl.distributions.truncated import TruncatedNormal
 from ppl.distributions.util import (
     LOG_2,
@@ -52,7 +57,8 @@ __all__ = ["TruncatedCauchy", "TruncatedDistribution"]
 
 
 class TruncatedDistribution(Distribution):
-    """``base_dist`` restricted to ``[low, high]``; ``None`` leaves a side open.
+    """``base_dist`` restricted to ``[low, high]``; ``None`` (or an infinite entry) leaves a
+    side open.
 
     Parameters
     ----------
@@ -62,8 +68,9 @@ class TruncatedDistribution(Distribution):
         implements ``cdf`` and ``icdf`` (StudentT does not, so it cannot be truncated yet).
     low, high
         Bounds, arrays broadcasting with ``base_dist.batch_shape``; ``low < high`` is checked
-        with ``validate_args``. For a latent site, leave an open side ``None`` (an infinite
-        entry has no unconstraining transform: NUTS finds no starting point).
+        with ``validate_args``. ``None`` or an infinite entry leaves a side open, also at a
+        latent site (``low=np.array([-np.inf, 0.0])``): ``biject_to`` maps the support entry
+        by entry then, as for :class:`~ppl.distributions.truncated.TruncatedNormal`.
     validate_args
         As for every distribution.
 
@@ -71,7 +78,9 @@ class TruncatedDistribution(Distribution):
     :class:`~ppl.distributions.truncated.TruncatedNormal` (which also has ``mean`` and
     ``variance``) and no bounds give ``base_dist`` itself, both from ``__new__``. ``support``
     is ``interval(low, high)``, ``greater_than_eq(low)`` (as TruncatedNormal's: a draw may
-    round onto ``low``) or ``less_than(high)``. Draws are reparameterized (in the base's
+    round onto ``low``) or ``less_than(high)``, and ``interval(low, high)`` (an infinite side
+    as ``inf``) whenever a bound may hold infinite entries: given as a backend array, or with
+    an infinite entry. Draws are reparameterized (in the base's
     parameters, ``low`` and ``high``) when the base's are. ``mean`` and ``variance`` are known
     for a Cauchy base (integrals of ``z / (1 + z^2)`` and ``z^2 / (1 + z^2)``: Johnson, Kotz &
     Balakrishnan 1994, "Continuous Univariate Distributions" vol. 1, ch. 16); other bases raise
@@ -100,6 +109,7 @@ class TruncatedDistribution(Distribution):
         owner = type(self).__name__
         self._tails = tails_of(owner, base_dist)
         self.base_dist = base_dist
+        self._open_entries = not all(constraints.known_finite(b) for b in (low, high))
         self.low = None if low is None else as_float(low)
         self.high = None if high is None else as_float(high)
         shapes = {"base_dist.batch_shape": base_dist.batch_shape}
@@ -122,8 +132,12 @@ class TruncatedDistribution(Distribution):
 
     @property
     def support(self):
+        if self.low is None and self.high is None:
+            return constraints.real
+        if self._open_entries:
+            return constraints.ExtendedInterval(*self._bounds())
         if self.high is None:
-            return constraints.real if self.low is None else constraints.greater_than_eq(self.low)
+            return constraints.greater_than_eq(self.low)
         if self.low is None:
             return constraints.less_than(self.high)
         return constraints.interval(self.low, self.high)
@@ -187,7 +201,7 @@ class TruncatedDistribution(Distribution):
         a, b, _, _, _, log_z = self._mass()
         inside = ops.logical_and(x >= a, x <= b)
         x = ops.where(inside, x, ops.minimum(ops.maximum(x, a), b))    # finite outside
-        return mask_outside(inside, self.base_dist.log_prob(x) - log_z)
+        return mask_outside(inside, truncated_log_prob(self.base_dist, x, a, b, log_z))
 
     def cdf(self, value):
         a, b, flip, lo, _, log_z = self._mass()
@@ -198,7 +212,7 @@ class TruncatedDistribution(Distribution):
         above = lx > lo
         part = ops.exp(lx + log1mexp(ops.where(above, lo - lx, -1.0)) - log_z)
         part = ops.where(above, part, ops.zeros_like(part))
-        return ops.where(flip, 1.0 - part, part)
+        return truncated_cdf(self.base_dist, x, a, b, ops.where(flip, 1.0 - part, part))
 
     # ------------------------------------------------------------------ moments (Cauchy)
     def _cauchy_moments(self, what: str):
@@ -250,7 +264,7 @@ class TruncatedCauchy(TruncatedDistribution):
     loc, scale
         Location and scale of the untruncated Cauchy.
     low, high
-        Truncation bounds (keyword-only); ``None`` leaves a side open.
+        Truncation bounds (keyword-only); ``None`` or an infinite entry leaves a side open.
 
     >>> import ppl
     >>> with ppl.use_backend("numpy", dtype="float64"):

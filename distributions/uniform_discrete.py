@@ -81,8 +81,27 @@ class DiscreteUniform(Distribution):
         return ops.where(inside, lp, ops.zeros_like(lp) - np.inf)
 
     def cdf(self, value):
+        """``(floor(value) + 1 - low) / (high - low + 1)`` clipped into ``[0, 1]`` (NumPyro's
+        and ``scipy.stats.randint``'s)."""
         n = self.high - self.low + 1.0
         return ops.clip((ops.floor(as_float(value)) + 1.0 - self.low) / n, 0.0, 1.0)
+
+    def icdf(self, q):
+        """The smallest integer ``k`` with ``cdf(k) >= q`` (``scipy.stats.randint.ppf``), a
+        float: ``low - 1`` at ``q = 0``, ``high`` at ``q = 1``, NaN outside ``[0, 1]``.
+
+        NumPyro's ``icdf`` is the line ``low - 1 + q (high - low + 1)``, equal to this at
+        ``q = k / (high - low + 1)`` (the boundaries among them) but not an integer between.
+        ``ceil(q n)`` is moved by one where the rounding of ``q n`` put it on the wrong side
+        (as ``scipy.stats.randint.ppf`` does), so ``icdf(cdf(k)) == k`` on the support."""
+        q = as_float(q)
+        low = self.low + ops.zeros_like(q)
+        n = self.high - self.low + 1.0
+        k = ops.ceil(q * n)                 # how many values of the support are <= the answer
+        k = ops.where(k / n < q, k + 1.0, k)
+        k = ops.where((k - 1.0) / n >= q, k - 1.0, k)
+        inside = ops.logical_and(q >= 0.0, q <= 1.0)
+        return ops.where(inside, low + ops.clip(k, 0.0, n) - 1.0, ops.zeros_like(k) + np.nan)
 
     def enumerate_support(self, expand=True):
         """``low..high`` on a new leading axis; ``low`` and ``high`` must be concrete and the

@@ -326,7 +326,7 @@ def test_shapes_with_array_bounds(backend):
            "high": 2.0}
     np.testing.assert_allclose(lp, ref_logpdf(fam, to_numpy(x), ref), rtol=1e-9)
     inside = to_numpy(d.support.check(ops.asarray([[-0.5], [0.0], [-9.0]])))
-    assert inside.tolist() == [[True], [False], [True]]
+    assert inside.tolist() == [[True, True], [False, False], [True, True]]   # batch (3, 2)
     assert isinstance(d.support, constraints.interval)
     assert isinstance(TruncatedDistribution(base, low=0.0).support, constraints.greater_than_eq)
     assert isinstance(TruncatedDistribution(base, high=0.0).support, constraints.less_than)
