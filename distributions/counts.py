@@ -32,6 +32,7 @@ from ppl.distributions.parametrization import derived_parameter, set_parameters
 from ppl.distributions.util import (
     as_int,
     full_batch,
+    lgamma_difference,
     log_factorial,
     mask_outside,
     split_support,
@@ -87,7 +88,7 @@ class GammaPoisson(Distribution):
         inside, k = split_support(self.support, value)
         # a log(b / (1 + b)) + k log(1 / (1 + b)) with log1p on both sides, so neither a large
         # nor a small rate loses digits, and k = 0 contributes 0 even for an infinite rate.
-        lp = (ops.gammaln(k + a) - ops.gammaln(a) - log_factorial(k)
+        lp = (lgamma_difference(a, k) - log_factorial(k)
               - a * ops.log1p(scale) - ops.xlog1py(k, rate))
         return mask_outside(inside, lp)
 
@@ -208,9 +209,10 @@ class BetaBinomial(Distribution):
         a, b, n = self.concentration1, self.concentration0, self.total_count
         inside, k = split_support(self.support, value)
         log_comb = log_factorial(n) - log_factorial(k) - log_factorial(n - k)
-        # log B(k + a, n - k + b) - log B(a, b), as lgamma terms (lgamma(n + a + b) once)
-        log_beta_ratio = (ops.gammaln(k + a) + ops.gammaln(n - k + b) - ops.gammaln(n + a + b)
-                          - ops.gammaln(a) - ops.gammaln(b) + ops.gammaln(a + b))
+        # log B(k + a, n - k + b) - log B(a, b) as three log-gamma differences, each accurate
+        # for large concentrations (the six log-gammas cancel there)
+        log_beta_ratio = (lgamma_difference(a, k) + lgamma_difference(b, n - k)
+                          - lgamma_difference(a + b, n))
         return mask_outside(inside, log_comb + log_beta_ratio)
 
     def enumerate_support(self, expand=True):
@@ -280,9 +282,8 @@ class DirichletMultinomial(Distribution):
         entry_ok, x = split_support(constraints.nonnegative_integer, value)
         inside = ops.logical_and(ops.all(entry_ok, axis=-1), ops.sum(x, axis=-1) == n)
         total = ops.sum(alpha, axis=-1)
-        per_category = ops.gammaln(x + alpha) - ops.gammaln(alpha) - log_factorial(x)
-        lp = (log_factorial(n) + ops.gammaln(total) - ops.gammaln(n + total)
-              + ops.sum(per_category, axis=-1))
+        per_category = lgamma_difference(alpha, x) - log_factorial(x)
+        lp = (log_factorial(n) - lgamma_difference(total, n) + ops.sum(per_category, axis=-1))
         return mask_outside(inside, lp)
 
     def _probs_and_total(self):

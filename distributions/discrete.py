@@ -31,6 +31,7 @@ from ppl.distributions.util import (
     expand_support,
     finfo,
     is_concrete,
+    lgamma_difference,
     log_factorial,
     mask_outside,
     split_support,
@@ -255,7 +256,7 @@ class NegativeBinomial(_BinaryFamily):
     def log_prob(self, value):
         r = self.total_count
         inside, k = split_support(self.support, value)
-        log_comb = ops.gammaln(k + r) - ops.gammaln(r) - log_factorial(k)
+        log_comb = lgamma_difference(r, k) - log_factorial(k)
         return mask_outside(inside, log_comb + self._xlog_p_q(k, r))
 
     @property

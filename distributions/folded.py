@@ -23,7 +23,14 @@ from ppl.distributions import constraints
 from ppl.distributions.distribution import Distribution, Wrapper
 from ppl.distributions.locscale import Normal, StudentT
 from ppl.distributions.parametrization import set_parameters
-from ppl.distributions.util import LOG_2, as_float, full_batch, mask_outside, restrict
+from ppl.distributions.util import (
+    LOG_2,
+    as_float,
+    full_batch,
+    lgamma_difference,
+    mask_outside,
+    restrict,
+)
 from ppl.distributions.validation import validate_sample
 
 __all__ = ["FoldedDistribution", "HalfStudentT"]
@@ -158,7 +165,7 @@ class HalfStudentT(Distribution):
 
     def _mean(self, df):
         """The mean for ``df > 1`` (the caller replaces the others)."""
-        log_ratio = ops.gammaln(0.5 * (df + 1.0)) - ops.gammaln(0.5 * df)
+        log_ratio = lgamma_difference(0.5 * df, 0.5)
         return 2.0 * self.scale * ops.sqrt(df / math.pi) * ops.exp(log_ratio) / (df - 1.0)
 
     @property
