@@ -27,7 +27,8 @@ Where things live:
                   ZeroInflatedNegativeBinomial2
 ``multivariate``  Dirichlet, MultivariateNormal, LKJCholesky;  ``low_rank``:
                   LowRankMultivariateNormal;  ``multivariate_t``: MultivariateStudentT;
-                  ``lkj``: LKJ;  ``zero_sum``: ZeroSumNormal
+                  ``lkj``: LKJ;  ``zero_sum``: ZeroSumNormal;  ``wishart``: Wishart,
+                  WishartCholesky
 ``folded``        FoldedDistribution, HalfStudentT;  ``circular``: VonMises
 ``extreme``       Gumbel, Pareto
 ``time_series``   GaussianRandomWalk
@@ -83,6 +84,7 @@ from ppl.distributions.truncated import TruncatedNormal
 from ppl.distributions.truncation import TruncatedCauchy, TruncatedDistribution
 from ppl.distributions.uniform_discrete import DiscreteUniform
 from ppl.distributions.validation import enable_validation, is_validation_enabled, validate_sample
+from ppl.distributions.wishart import Wishart, WishartCholesky
 from ppl.distributions.zero_inflated import (
     ZeroInflatedDistribution,
     ZeroInflatedNegativeBinomial2,
@@ -133,6 +135,8 @@ __all__ = [
     "MaskedDistribution",
     "MixtureSameFamily",
     "MixtureGeneral",
+    "Wishart",
+    "WishartCholesky",
     "Multinomial",
     "MultivariateNormal",
     "MultivariateStudentT",
