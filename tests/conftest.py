@@ -35,9 +35,15 @@ from __future__ import annotations
 
 import os
 
-import numpy as np
-import pytest
-import scipy.stats as st
+# OpenBLAS (NumPy's and SciPy's) reads its thread count when it is loaded: set here, it reaches
+# the xdist workers started after this file is read. The suite's matrices are small, and two
+# workers each running OpenBLAS's threads on two cores made the numpy backend's multivariate
+# tests ~1.7x slower (a batched triangular solve is one LAPACK call per matrix)
+os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+
+import numpy as np  # noqa: E402
+import pytest  # noqa: E402
+import scipy.stats as st  # noqa: E402
 
 # torch upgrades a traced graph to inductor's C++ after this many calls; one compile per model
 # would dominate the suite's time, so it is exercised in tests/inference/test_torch_inductor.py
