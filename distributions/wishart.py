@@ -36,6 +36,7 @@ from ppl.distributions.util import (
     describe,
     finfo,
     is_concrete,
+    lgamma_difference,
     mask_outside,
 )
 from ppl.distributions.validation import batch_shape_of, require_ndim, validate_sample
@@ -158,13 +159,13 @@ class WishartCholesky(_WishartFamily):
     ----------
     concentration
         Degrees of freedom ``n > p - 1``, shape ``batch_shape`` (broadcast with the matrix's
-        batch dims). Concrete values are checked (``ValueError``); inside a compiled trace an
-        invalid one gives NaN.
+        batch dims). With ``validate_args``, concrete values are checked (``ValueError``);
+        otherwise an invalid one gives NaN.
     scale_matrix, rate_matrix, scale_tril
         Exactly one: the scale matrix ``S``, its inverse, or its lower Cholesky factor ``A``,
         shape ``batch_shape + (p, p)``.
     validate_args
-        Check the matrix parameter and ``log_prob`` values (see
+        Check ``concentration``, the matrix parameter and ``log_prob`` values (see
         :func:`~ppl.distributions.validation.enable_validation`).
 
     Notes
@@ -207,7 +208,7 @@ class WishartCholesky(_WishartFamily):
         p = self.event_shape[0]
         k = ops.expand_dims(self.concentration, -1) - ops.arange(
             p, dtype=ops.dtype_of(self.concentration))
-        return np.sqrt(2.0) * ops.exp(ops.gammaln(0.5 * (k + 1.0)) - ops.gammaln(0.5 * k)), k
+        return np.sqrt(2.0) * ops.exp(lgamma_difference(0.5 * k, 0.5)), k
 
     @property
     def mean(self):
@@ -239,16 +240,8 @@ class Wishart(_WishartFamily):
 
     Parameters
     ----------
-    concentration
-        Degrees of freedom ``n > p - 1``, shape ``batch_shape`` (broadcast with the matrix's
-        batch dims). Concrete values are checked (``ValueError``); inside a compiled trace an
-        invalid one gives NaN.
-    scale_matrix, rate_matrix, scale_tril
-        Exactly one: the scale matrix ``S``, its inverse, or its lower Cholesky factor ``A``,
-        shape ``batch_shape + (p, p)``.
-    validate_args
-        Check the matrix parameter and ``log_prob`` values (see
-        :func:`~ppl.distributions.validation.enable_validation`).
+    concentration, scale_matrix, rate_matrix, scale_tril, validate_args
+        As for :class:`WishartCholesky`.
 
     Notes
     -----
