@@ -22,6 +22,8 @@ machinery they use:
   every draw goes, with a batching rule for ``vmap`` over keys (``vmap_random_draws = True``).
 * :mod:`.indexing`: out-of-place index updates under ``torch.func``.
 * :mod:`.transforms`: reading tensors inside ``torch.func`` transforms.
+* :mod:`.numpy_interop`: NumPy ufuncs on tensors keep their result's dtype (a boolean stays
+  boolean; torch's own makes it ``uint8``), set for the process when a backend is made.
 * :mod:`.betainc`: the regularised incomplete beta function, which torch lacks
   (``gammainc``/``gammaincc``/``betainc`` are differentiable in ``x`` only).
 """
@@ -38,6 +40,7 @@ from ppl.backends.torch.control_flow import TorchControlFlow
 from ppl.backends.torch.core import _DTYPES, TorchCore
 from ppl.backends.torch.linalg import TorchLinalg
 from ppl.backends.torch.nn import TorchNN
+from ppl.backends.torch.numpy_interop import keep_numpy_dtypes
 from ppl.backends.torch.random import TorchRandom
 from ppl.backends.torch.special import TorchSpecial
 
@@ -65,6 +68,7 @@ class TorchBackend(TorchCore, TorchSpecial, TorchLinalg, TorchNN, TorchRandom, T
         self._float = _DTYPES[dtype]
         self._device = None if device is None else _to_device(device)
         self._gen_device = self._device or torch.device("cpu")
+        keep_numpy_dtypes()      # ~np.isnan(y) on a tensor: a bool mask, not uint8 (see module)
 
 
 def _device_counts() -> dict:
