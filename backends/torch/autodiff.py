@@ -14,6 +14,7 @@ import numpy as np
 import torch
 
 from ppl.backends import tree
+from ppl.backends.torch.numpy_interop import explain_numpy_calls
 
 __all__ = ["TorchAutodiff"]
 
@@ -40,6 +41,7 @@ class TorchAutodiff:
     def grad(self, fun, argnums=0, has_aux=False):
         if argnums == ():   # as jax.grad: no arguments, an empty tuple of gradients
             return lambda *a, **k: ((), fun(*a, **k)[1]) if has_aux else ()
+        fun = explain_numpy_calls(fun)
         if not has_aux:
             g = torch.func.grad(fun, argnums=argnums)
             return functools.wraps(fun)(
@@ -57,6 +59,7 @@ class TorchAutodiff:
     def value_and_grad(self, fun, argnums=0, has_aux=False):
         if argnums == ():
             return lambda *a, **k: (fun(*a, **k), ())
+        fun = explain_numpy_calls(fun)
         if not has_aux:
             gv = torch.func.grad_and_value(fun, argnums=argnums)
 
@@ -79,7 +82,8 @@ class TorchAutodiff:
     def vmap(self, fun, in_axes=0, out_axes=0):
         in_axes = tuple(in_axes) if isinstance(in_axes, list) else in_axes
         out_axes = tuple(out_axes) if isinstance(out_axes, list) else out_axes
-        vf = torch.func.vmap(fun, in_dims=in_axes, out_dims=out_axes, randomness="different")
+        vf = torch.func.vmap(explain_numpy_calls(fun), in_dims=in_axes, out_dims=out_axes,
+                             randomness="different")
         conv = lambda a: self.asarray(a) if isinstance(a, np.ndarray | np.generic) else a
 
         @functools.wraps(fun)

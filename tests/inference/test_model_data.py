@@ -191,3 +191,31 @@ def test_programs_of_models_defined_anew_are_let_go(backend, monkeypatch):
     MCMC(NUTS(models[0]), num_warmup=3, num_samples=2, progress_bar=False).run(1, *data[:2],
                                                                              y=data[2])
     assert len(built) == 11 and len(cache) == 8    # the first model's were dropped
+
+
+def masked_mean(y):
+    """NumPyro's idiom for missing data: a NumPy mask computed in the model."""
+    mu = ppl.sample("mu", dist.Normal(0.0, 1.0))
+    with ppl.plate("N", len(y)):
+        ppl.sample("y", dist.Normal(mu, 1.0), obs=y, obs_mask=~np.isnan(y))
+
+
+@pytest.mark.backends("torch")
+@pytest.mark.dtypes("float64")
+def test_numpy_functions_of_the_data_on_torch(backend):
+    """On torch the data are tensors: a NumPy ufunc on them keeps its dtype outside a transform
+    (``~np.isnan(y)`` a boolean mask, not torch's uint8 254/255), and inside MCMC's ``grad``,
+    where torch cannot hand a tensor to NumPy, the error says what to write instead."""
+    from scipy import stats
+
+    from ppl import handlers
+    y = np.array([0.3, np.nan, -0.4])
+    tr = handlers.trace(handlers.seed(masked_mean, rng_seed=0)).get_trace(y)
+    mu = float(ops.to_numpy(tr["mu"]["value"]))
+    lp = ops.to_numpy(tr["y_observed"]["fn"].log_prob(tr["y_observed"]["value"]))
+    np.testing.assert_allclose(lp[[0, 2]], stats.norm.logpdf(y[[0, 2]], mu, 1.0), rtol=1e-10)
+    assert np.isnan(y).sum() == 1 and ops.dtype_of(~np.isnan(ops.asarray(y))) == ops.dtype_of(
+        ops.asarray(np.array([True])))
+    mcmc = MCMC(NUTS(masked_mean), num_warmup=5, num_samples=5, progress_bar=False)
+    with pytest.raises(TypeError, match=r"NumPy function .*\(ops\.isnan\(y\)"):
+        mcmc.run(0, y)
