@@ -22,6 +22,7 @@ from ppl.distributions.parametrization import derived_parameter, set_one_of, set
 from ppl.distributions.util import HALF_LOG_2PI, LOG_PI, as_float, clamp_probs, require_int
 from ppl.distributions.validation import (
     require_ndim,
+    require_square_matrix,
     set_event_loc,
     validate_sample,
 )
@@ -165,12 +166,7 @@ class MultivariateNormal(Distribution):
         self._param = set_one_of(self, covariance_matrix=covariance_matrix,
                                  precision_matrix=precision_matrix, scale_tril=scale_tril)
         matrix = self.__dict__[self._param]
-        require_ndim(self, self._param, matrix, 2, "an (n, n) matrix")
-        n = ops.shape(matrix)[-1]
-        if ops.shape(matrix)[-2] != n:
-            raise ValueError(
-                f"MultivariateNormal: {self._param} must be square in its last two dims, got "
-                f"shape {ops.shape(matrix)}.")
+        n = require_square_matrix(self, self._param, matrix)
         batch = set_event_loc(self, loc, n, f"{self._param} is {n} x {n}")
         # Validate the given matrix before factorizing it (a Cholesky of a non-PD matrix fails).
         super().__init__(batch, (n,), validate_args=validate_args)

@@ -31,7 +31,7 @@ from ppl.distributions.multivariate import (
     scale_matrix,
 )
 from ppl.distributions.util import LOG_PI, as_float, finfo, lgamma_difference
-from ppl.distributions.validation import require_ndim, set_event_loc, validate_sample
+from ppl.distributions.validation import require_square_matrix, set_event_loc, validate_sample
 
 __all__ = ["MultivariateStudentT"]
 
@@ -95,12 +95,7 @@ class MultivariateStudentT(Distribution):
                 "scale matrix, shape batch_shape + (n, n)); from a scale matrix S pass "
                 "scale_tril=ppl.ops.cholesky(S).")
         scale_tril = as_float(scale_tril)
-        require_ndim(self, "scale_tril", scale_tril, 2, "an (n, n) matrix")
-        n = ops.shape(scale_tril)[-1]
-        if ops.shape(scale_tril)[-2] != n:
-            raise ValueError(
-                f"MultivariateStudentT: scale_tril must be square in its last two dims, got "
-                f"shape {ops.shape(scale_tril)}.")
+        n = require_square_matrix(self, "scale_tril", scale_tril)
         self.df = as_float(df)
         self.scale_tril = scale_tril
         batch = set_event_loc(self, loc, n, f"scale_tril is {n} x {n}")

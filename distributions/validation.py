@@ -39,6 +39,7 @@ __all__ = [
     "check_parameters",
     "check_support",
     "check_value_shape",
+    "require_square_matrix",
     "enable_validation",
     "set_event_loc",
     "exactly_one",
@@ -178,6 +179,18 @@ def require_ndim(dist, name: str, value, ndim: int, what: str) -> None:
         raise ValueError(
             f"{_family(dist)}: {name} must have at least {ndim} dimension(s) ({what}), got shape "
             f"{shape}. Pass an array with at least {word} dimension(s).")
+
+
+def require_square_matrix(dist, name: str, value) -> int:
+    """Raise ``ValueError`` unless parameter ``name`` is a (batch of) square matrix; return its
+    size ``n``."""
+    require_ndim(dist, name, value, 2, "an (n, n) matrix")
+    shape = tuple(ops.shape(value))
+    if shape[-2] != shape[-1]:
+        raise ValueError(
+            f"{_family(dist)}: {name} must be square in its last two dims (n x n), got shape "
+            f"{shape}. Pass a batch of n x n matrices.")
+    return shape[-1]
 
 
 def _check(constraint, value):

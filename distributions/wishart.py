@@ -39,7 +39,7 @@ from ppl.distributions.util import (
     lgamma_difference,
     mask_outside,
 )
-from ppl.distributions.validation import batch_shape_of, require_ndim, validate_sample
+from ppl.distributions.validation import batch_shape_of, require_square_matrix, validate_sample
 
 __all__ = ["Wishart", "WishartCholesky"]
 
@@ -75,12 +75,7 @@ class _WishartFamily(Distribution):
         self._param = set_one_of(self, scale_matrix=scale_matrix, rate_matrix=rate_matrix,
                                  scale_tril=scale_tril)
         matrix = self.__dict__[self._param]
-        require_ndim(self, self._param, matrix, 2, "a (p, p) matrix")
-        p = ops.shape(matrix)[-1]
-        if ops.shape(matrix)[-2] != p:
-            raise ValueError(
-                f"{name}: {self._param} must be square in its last two dims (p x p), got shape "
-                f"{tuple(ops.shape(matrix))}. Pass a batch of p x p matrices.")
+        p = require_square_matrix(self, self._param, matrix)
         self.concentration = as_float(concentration)
         batch = batch_shape_of(self)
         self.concentration = ops.broadcast_to(self.concentration, batch)
