@@ -1,6 +1,6 @@
 """A model's NumPy data as the backend's arrays, where the backend's arrays take no NumPy
 operands (torch): the one conversion :class:`~ppl.inference.MCMC`, ``Predictive``,
-``log_density`` and the outermost effect handler (``seed(model, 0)(X, y)``) apply to the
+``log_density`` and every effect handler's call (``seed(model, 0)(X, y)``) apply to the
 arguments a model is called with."""
 
 from __future__ import annotations
@@ -40,7 +40,7 @@ def as_backend_data(args, kwargs):
                 and v.dtype != float_dtype else v for v in leaves]
     else:
         made = [ops.asarray(v) if _numpy_data(v) else v for v in leaves]
+    if all(m is v for m, v in zip(made, leaves)):
+        return args, kwargs     # already converted (a handler inside another, JAX's cast data)
     args, kwargs = tree.unflatten(treedef, made)
     return tuple(args), dict(kwargs)
-
-
