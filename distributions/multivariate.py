@@ -52,6 +52,17 @@ def inverse_from_cholesky(scale_tril):
     return ops.cho_solve(scale_tril, ops.eye(n, dtype=ops.dtype_of(scale_tril)))
 
 
+def factor_of(matrix, given: str):
+    """The lower Cholesky factor ``L`` of a matrix ``S`` from ``matrix``, which is ``L`` itself
+    (``given="tril"``), ``S`` (``"matrix"``) or ``S^{-1}`` (``"inverse"``: ``S = (L_P
+    L_P^T)^{-1}`` is built from ``L_P`` and factorized)."""
+    if given == "tril":
+        return matrix
+    if given == "matrix":
+        return ops.cholesky(matrix)
+    return ops.cholesky(inverse_from_cholesky(ops.cholesky(matrix)))
+
+
 def half_log_det(scale_tril):
     """``log det(L L^T) / 2 = sum(log diag(L))``."""
     return ops.sum(ops.log(ops.diagonal(scale_tril, axis1=-2, axis2=-1)), axis=-1)
@@ -170,13 +181,8 @@ class MultivariateNormal(Distribution):
         batch = set_event_loc(self, loc, n, f"{self._param} is {n} x {n}")
         # Validate the given matrix before factorizing it (a Cholesky of a non-PD matrix fails).
         super().__init__(batch, (n,), validate_args=validate_args)
-        if self._param == "scale_tril":
-            self._scale_tril = matrix
-        elif self._param == "covariance_matrix":
-            self._scale_tril = ops.cholesky(matrix)
-        else:
-            # Sigma = P^{-1} = (L_P L_P^T)^{-1}; factorize the inverse built from L_P.
-            self._scale_tril = ops.cholesky(inverse_from_cholesky(ops.cholesky(matrix)))
+        self._scale_tril = factor_of(matrix, {"scale_tril": "tril", "covariance_matrix": "matrix",
+                                              "precision_matrix": "inverse"}[self._param])
 
     @derived_parameter
     def scale_tril(self):

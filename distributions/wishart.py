@@ -27,7 +27,12 @@ import numpy as np
 from ppl import ops, random
 from ppl.distributions import constraints
 from ppl.distributions.distribution import Distribution
-from ppl.distributions.multivariate import half_log_det, inverse_from_cholesky, scale_matrix
+from ppl.distributions.multivariate import (
+    factor_of,
+    half_log_det,
+    inverse_from_cholesky,
+    scale_matrix,
+)
 from ppl.distributions.parametrization import derived_parameter, set_one_of
 from ppl.distributions.util import (
     LOG_2,
@@ -88,12 +93,8 @@ class _WishartFamily(Distribution):
                     f"{name}: concentration (the degrees of freedom) must be greater than "
                     f"p - 1 = {p - 1} for {p} x {p} matrices, got "
                     f"{describe(self.concentration, ok)}. Pass concentration > {p - 1}.")
-        if self._param == "scale_tril":
-            self._scale_tril = matrix
-        elif self._param == "scale_matrix":
-            self._scale_tril = ops.cholesky(matrix)
-        else:   # S = R^{-1} = (L_R L_R^T)^{-1}
-            self._scale_tril = ops.cholesky(inverse_from_cholesky(ops.cholesky(matrix)))
+        self._scale_tril = factor_of(matrix, {"scale_tril": "tril", "scale_matrix": "matrix",
+                                              "rate_matrix": "inverse"}[self._param])
 
     @derived_parameter
     def scale_tril(self):
