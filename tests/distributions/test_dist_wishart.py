@@ -241,17 +241,23 @@ _S3 = np.array([[2.0, 0.6, -0.4], [0.6, 1.0, 0.3], [-0.4, 0.3, 0.8]])
 _N = np.array([4.5, 7.5])          # batch (2,)
 
 
+def _draws_in_support(d, seed, num, dtype):
+    """``num`` draws of ``d`` (batch (2,), 3 x 3 events) as float64 NumPy, after checking their
+    shape, dtype, that they lie in ``d.support`` and have a finite log density."""
+    x = d.sample(ppl.random.key(seed), (num,))
+    assert tuple(ops.shape(x)) == (num, 2, 3, 3) and ops.dtype_of(x) == dtype
+    assert np.all(to_numpy(d.support.check(x)))
+    assert np.all(np.isfinite(to_numpy(d.log_prob(x))))
+    return to_numpy(x).astype(np.float64)
+
+
 def test_wishart_draws(backend, dtype):
     """Means and variances within 6 standard errors of n S and n (S_ij^2 + S_ii S_jj) (and the
     family's own moments against those and SciPy's); KS of W_ii / S_ii ~ Chi2(n); every draw
     positive definite with a finite log density; entropy against SciPy."""
     num = 4000
     d = Wishart(ops.asarray(_N), scale_matrix=ops.asarray(_S3))
-    x = d.sample(ppl.random.key(0), (num,))
-    assert tuple(ops.shape(x)) == (num, 2, 3, 3) and ops.dtype_of(x) == dtype
-    assert np.all(to_numpy(constraints.positive_definite.check(x)))
-    assert np.all(np.isfinite(to_numpy(d.log_prob(x))))
-    w = to_numpy(x).astype(np.float64)
+    w = _draws_in_support(d, 0, num, dtype)
     np.testing.assert_array_equal(w, np.swapaxes(w, -1, -2))
     mean = _N[:, None, None] * _S3
     diag = np.diag(_S3)
@@ -282,11 +288,7 @@ def test_wishart_cholesky_draws(backend, dtype):
     num = 4000
     a = np.linalg.cholesky(_S3)
     d = WishartCholesky(ops.asarray(_N), scale_tril=ops.asarray(a))
-    x = d.sample(ppl.random.key(1), (num,))
-    assert tuple(ops.shape(x)) == (num, 2, 3, 3) and ops.dtype_of(x) == dtype
-    assert np.all(to_numpy(constraints.lower_cholesky.check(x)))
-    assert np.all(np.isfinite(to_numpy(d.log_prob(x))))
-    l = to_numpy(x).astype(np.float64)
+    l = _draws_in_support(d, 1, num, dtype)
     k = _N[:, None] - np.arange(3)                               # (2, 3)
     eb = st.chi(k).mean()
     eb2 = np.tril(np.ones((3, 3)), -1) + k[:, None, :] * np.eye(3)   # E[B_kj^2], (2, k, j)
