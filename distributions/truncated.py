@@ -32,7 +32,7 @@ from ppl.distributions.util import (
 )
 from ppl.distributions.validation import check_ordered, validate_sample
 
-__all__ = ["TruncatedNormal"]
+__all__ = ["TruncatedNormal", "may_be_open", "support_between"]
 
 
 def _standardize(bound, loc, scale, sign):
@@ -55,6 +55,31 @@ def _log_ndtr(x):
 def _ndtr(x):
     """``Phi(x)`` as ``exp(log_ndtr(x))``: relative accuracy far into the left tail."""
     return ops.exp(_log_ndtr(x))
+
+
+def may_be_open(low, high) -> bool:
+    """Whether the bounds may hold infinite entries: one of them is a number or NumPy array
+    with one, or a value that cannot be read (a backend array, traced) (``None`` sides count
+    as closed here: they are handled apart)."""
+    return not all(constraints.known_finite(b) for b in (low, high))
+
+
+def support_between(low, high, *, open_entries: bool, bounds=None):
+    """The support ``[low, high]`` of a truncated family, ``None`` an open side:
+    ``interval`` / ``greater_than_eq`` / ``less_than`` / ``real``, or, where the bounds may
+    hold infinite entries (:func:`may_be_open`), an ``ExtendedInterval`` that ``biject_to`` maps
+    entry by entry, between ``bounds()`` (default: the bounds, ``None`` as ``-inf``/``inf``)."""
+    if low is None and high is None:
+        return constraints.real
+    if open_entries:
+        lo, hi = bounds() if bounds is not None else (
+            -np.inf if low is None else low, np.inf if high is None else high)
+        return constraints.ExtendedInterval(lo, hi)
+    if high is None:
+        return constraints.greater_than_eq(low)
+    if low is None:
+        return constraints.less_than(high)
+    return constraints.interval(low, high)
 
 
 class TruncatedNormal(Distribution):
@@ -80,23 +105,13 @@ class TruncatedNormal(Distribution):
     reparametrized_params = ["loc", "scale", "low", "high"]
 
     def __init__(self, loc=0.0, scale=1.0, *, low=None, high=None, validate_args=None):
-        self._open_entries = not all(constraints.known_finite(b) for b in (low, high))
+        self._open_entries = may_be_open(low, high)
         batch = set_parameters(self, loc=loc, scale=scale, low=low, high=high)
         super().__init__(batch, validate_args=validate_args)
 
     @property
     def support(self):
-        if self.low is None and self.high is None:
-            return constraints.real
-        if self._open_entries:
-            return constraints.ExtendedInterval(
-                -np.inf if self.low is None else self.low,
-                np.inf if self.high is None else self.high)
-        if self.high is None:
-            return constraints.greater_than_eq(self.low)
-        if self.low is None:
-            return constraints.less_than(self.high)
-        return constraints.interval(self.low, self.high)
+        return support_between(self.low, self.high, open_entries=self._open_entries)
 
     def _validate_parameters(self):
         super()._validate_parameters()

@@ -41,7 +41,7 @@ from ppl.distributions.log_tails import (
     truncated_cdf,
     truncated_log_prob,
 )
-from ppl.distributions.truncated import TruncatedNormal
+from ppl.distributions.truncated import TruncatedNormal, may_be_open, support_between
 from ppl.distributions.util import (
     LOG_2,
     as_float,
@@ -109,7 +109,7 @@ class TruncatedDistribution(Distribution):
         owner = type(self).__name__
         self._tails = tails_of(owner, base_dist)
         self.base_dist = base_dist
-        self._open_entries = not all(constraints.known_finite(b) for b in (low, high))
+        self._open_entries = may_be_open(low, high)
         self.low = None if low is None else as_float(low)
         self.high = None if high is None else as_float(high)
         shapes = {"base_dist.batch_shape": base_dist.batch_shape}
@@ -132,15 +132,8 @@ class TruncatedDistribution(Distribution):
 
     @property
     def support(self):
-        if self.low is None and self.high is None:
-            return constraints.real
-        if self._open_entries:
-            return constraints.ExtendedInterval(*self._bounds())
-        if self.high is None:
-            return constraints.greater_than_eq(self.low)
-        if self.low is None:
-            return constraints.less_than(self.high)
-        return constraints.interval(self.low, self.high)
+        return support_between(self.low, self.high, open_entries=self._open_entries,
+                               bounds=self._bounds)
 
     @property
     def reparametrized_params(self):
