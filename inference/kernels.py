@@ -33,7 +33,7 @@ from ppl import ops, random
 from ppl.inference import adaptation, hmc, nuts, step_size_search
 from ppl.inference.init_params import flat_init
 from ppl.inference.initialization import init_to_uniform
-from ppl.inference.mass_matrix import check_mass_arguments, plan_mass_matrix
+from ppl.inference.mass_matrix import asks_for_dense, check_mass_arguments, plan_mass_matrix
 from ppl.inference.model_setup import initialize_model
 
 __all__ = ["NUTS", "HMC", "KernelSetup", "WarmupFlags", "Draw"]
@@ -110,10 +110,8 @@ class _HMCFamily:
         if mass_matrix_estimator not in adaptation.ESTIMATORS:
             raise ValueError(f"mass_matrix_estimator must be one of {adaptation.ESTIMATORS}, "
                              f"got {mass_matrix_estimator!r}.")
-        blocks = inverse_mass_matrix.values() if isinstance(inverse_mass_matrix, dict) else \
-            [inverse_mass_matrix]
-        if mass_matrix_estimator == "gradients" and (dense_mass or any(
-                b is not None and b.ndim == 2 for b in blocks)):
+        if mass_matrix_estimator == "gradients" and asks_for_dense(dense_mass,
+                                                                   inverse_mass_matrix):
             raise ValueError("mass_matrix_estimator='gradients' estimates a diagonal mass "
                              "matrix: use it with dense_mass=False, or use 'draws'.")
         self.mass_matrix_estimator = mass_matrix_estimator

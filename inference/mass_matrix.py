@@ -11,7 +11,9 @@
   ``adapt_mass_matrix=False``): a ``(D,)`` or ``(D, D)`` array over the flat unconstrained
   vector, or a dict from tuples of site names to their blocks, a ``(d,)`` diagonal or a
   ``(d, d)`` matrix over the sites' unconstrained values flattened in the tuple's order. A
-  matrix-valued block is a dense block, as if its sites formed a group of ``dense_mass``.
+  matrix-valued block is a dense block, as if its sites formed a group of ``dense_mass``. With
+  site groups, an array starts the blocks the groups make: its entries between blocks are
+  dropped.
 
 The blocks are kept in a ``(D, D)`` matrix with a 0/1 pattern (:func:`plan_mass_matrix`), so
 the metric (:mod:`~ppl.inference.metrics`) and the adaptation
@@ -31,7 +33,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-__all__ = ["MassMatrixPlan", "check_mass_arguments", "plan_mass_matrix"]
+__all__ = ["MassMatrixPlan", "asks_for_dense", "check_mass_arguments", "plan_mass_matrix"]
 
 
 class MassMatrixPlan(NamedTuple):
@@ -87,6 +89,14 @@ def check_mass_arguments(dense_mass, inverse_mass_matrix, *, has_model: bool):
     return dense_mass, _matrix(inverse_mass_matrix, "inverse_mass_matrix")
 
 
+def asks_for_dense(dense_mass, inverse_mass_matrix) -> bool:
+    """Whether the checked arguments (:func:`check_mass_arguments`) make any block of the
+    inverse mass matrix dense: ``dense_mass`` true or site groups, or a matrix given."""
+    given = inverse_mass_matrix.values() if isinstance(inverse_mass_matrix, dict) else \
+        [inverse_mass_matrix]
+    return bool(dense_mass) or any(m is not None and m.ndim == 2 for m in given)
+
+
 def _matrix(value, name: str) -> np.ndarray:
     try:
         m = np.asarray(value, dtype=np.float64)
@@ -135,7 +145,14 @@ def plan_mass_matrix(dense_mass, inverse_mass_matrix, layout, dim: int) -> MassM
             dense = bool(dense_mass) or (inv is not None and inv.ndim == 2)
             return MassMatrixPlan(dense, None, np.diag(inv) if dense and inv is not None
                                   and inv.ndim == 1 else inv)
-        inv = {} if inv is None else {tuple(layout.names): inv}
+        if inv is not None:
+            # the groups give the pattern; a start over the whole vector keeps its blocks
+            plan = plan_mass_matrix(dense_mass, None, layout, dim)
+            if plan.structure is None:          # no group, or one group of every site
+                return plan_mass_matrix(plan.dense, inv, layout, dim)
+            start = np.diag(inv) if inv.ndim == 1 else inv
+            return plan._replace(initial=start * plan.structure)
+        inv = {}
     groups = dense_mass if isinstance(dense_mass, tuple) else ()
     blocks = {g: inv.get(g) for g in groups}
     blocks.update((k, v) for k, v in inv.items() if k not in blocks)

@@ -55,6 +55,25 @@ def test_one_group_of_every_site_is_a_full_matrix():
     np.testing.assert_array_equal(full.initial, np.diag(np.arange(1.0, 7.0)))
 
 
+def test_an_array_starts_the_blocks_of_the_groups():
+    # the array is over the whole vector; the groups keep its blocks and drop the rest
+    rng = np.random.default_rng(0)
+    root = rng.normal(size=(6, 6))
+    m = root @ root.T + 6.0 * np.eye(6)
+    plan = _plan([("c", "a")], m)
+    keep = np.zeros((6, 6), bool)
+    keep[np.ix_([0, 1, 3, 4, 5], [0, 1, 3, 4, 5])] = True
+    keep[2, 2] = True
+    np.testing.assert_array_equal(plan.initial, np.where(keep, m, 0.0))
+    np.testing.assert_array_equal(plan.structure, keep)
+    assert np.all(np.linalg.eigvalsh(plan.initial) > 0)
+    diagonal = _plan([("b", "c")], np.arange(1.0, 7.0))
+    np.testing.assert_array_equal(diagonal.initial, np.diag(np.arange(1.0, 7.0)))
+    every = _plan([("a", "b", "c")], m)
+    assert every.structure is None
+    np.testing.assert_array_equal(every.initial, m)
+
+
 @pytest.mark.parametrize("dense_mass, inv, error, match", [
     ([("a", "d")], None, ValueError, r"\['d'\] is not a latent site.*\['a', 'b', 'c'\]"),
     ([("a", "b"), ("b",)], None, ValueError, "'b' is in two blocks"),
@@ -93,8 +112,10 @@ def gaussian():
 @pytest.mark.dtypes("float64")
 def test_a_group_adapts_its_block_only(backend):
     """``dense_mass=[("ab",)]``: the adapted inverse mass matrix holds ``ab``'s covariance in
-    its block (Stan's estimate of the last window: within ~30 % of ``COV``), ``c``'s variance
-    on the diagonal, and exact zeros between blocks; the draws have the target's moments."""
+    its block and ``c``'s variance on the diagonal (Stan's estimate of the last window, ~150
+    autocorrelated draws: over 8 seeds on JAX and torch the largest error per run was 15-38 %
+    of ``COV``'s scales, so within 55 % here; a diagonal block is 90 % off, an identity one
+    89 %), and exact zeros between blocks; the draws have the target's moments."""
     mcmc = MCMC(NUTS(gaussian, dense_mass=[("ab",)]), num_warmup=400, num_samples=300,
                 num_chains=2, progress_bar=False)
     mcmc.run(0)
@@ -103,8 +124,8 @@ def test_a_group_adapts_its_block_only(backend):
     for m in inv:
         np.testing.assert_array_equal(m[:3, 3:], 0.0)
         np.testing.assert_array_equal(m[3, 4], 0.0)
-        np.testing.assert_array_less(np.abs(m[:3, :3] - COV), 0.3 * np.outer(SCALES, SCALES))
-        np.testing.assert_allclose(np.diag(m)[3:], 25.0, rtol=0.35)
+        np.testing.assert_array_less(np.abs(m[:3, :3] - COV), 0.55 * np.outer(SCALES, SCALES))
+        np.testing.assert_allclose(np.diag(m)[3:], 25.0, rtol=0.55)
     ab = ops.to_numpy(mcmc.get_samples()["ab"])
     np.testing.assert_allclose(np.cov(ab.T), COV, atol=0.25 * SCALES.max() ** 2)
     np.testing.assert_array_less(np.abs(ab.mean(0)), 4 * SCALES / np.sqrt(150))
