@@ -40,6 +40,13 @@ backend's declared values hold.
     stay NumPy arrays, so a model may read their values in Python (``int(group.max())``), as
     NumPyro's models do.
 
+``abstract_eval_shape``
+    Whether ``eval_shape`` runs ``fun`` on abstract values (shapes and dtypes, no data), so what
+    ``fun`` finds out is a function of its arguments' shapes and dtypes only. JAX: yes; the
+    others call ``fun`` on the arrays themselves. Read by ``inference/model_setup.py``, which
+    keeps a model's parameter layout per argument structure where it is ``True`` (a later run
+    with new data of the same shapes does not trace the model again).
+
 ``device_count()`` is the number of devices ``pmap`` spreads a leading axis over (1 where it
 cannot); the MCMC driver runs ``"parallel"`` chains with ``pmap`` when it is at least the
 number of chains.
@@ -75,6 +82,8 @@ class Compile:
     vmap_is_loop: bool = False
     #: NumPy arrays are operands of the backend's arrays, traced and differentiated included
     numpy_operands: bool = True
+    #: ``eval_shape`` sees shapes and dtypes only, never the values
+    abstract_eval_shape: bool = False
 
     def jit(self, fun, static_argnums=(), *, once=False):
         """Compile ``fun`` where the backend can (``jit_compiles``); the identity elsewhere.

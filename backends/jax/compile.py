@@ -130,6 +130,7 @@ class JaxCompile:
 
     jit_compiles = True
     compiles_control_flow = True
+    abstract_eval_shape = True
     vmap_random_draws = True
 
     def _compiler_options(self):

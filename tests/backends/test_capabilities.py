@@ -17,7 +17,7 @@ from ppl import random as rnd
 
 def test_declared_as_booleans(backend):
     for name in ("jit_compiles", "compiles_control_flow", "vmap_random_draws",
-                 "numpy_operands"):
+                 "numpy_operands", "abstract_eval_shape"):
         assert isinstance(getattr(backend, name), bool), name
 
 
@@ -126,6 +126,25 @@ def test_numpy_operands(backend):
         np.testing.assert_allclose(jitted, 2.0 * x.sum(), rtol=1e-6)
         works = True
     assert works == backend.numpy_operands
+
+
+def test_abstract_eval_shape(backend):
+    """``abstract_eval_shape``: the function ``eval_shape`` runs sees no values (reading one in
+    Python fails) exactly where declared, and the shapes and dtypes come back either way."""
+    seen = []
+
+    def f(x):
+        try:
+            seen.append(float(x[1]))
+        except Exception:                 # noqa: BLE001 - an abstract value has none
+            seen.append(None)
+        return x * 2.0
+
+    out = ops.eval_shape(f, ops.asarray([0.5, 1.5, 2.0]))
+    assert tuple(out.shape) == (3,) and "float" in str(out.dtype)
+    assert (seen == [None]) == backend.abstract_eval_shape, seen
+    if not backend.abstract_eval_shape:
+        assert seen == [1.5]
 
 
 def test_jit_takes_static_argnums_as_an_int(backend):
