@@ -56,6 +56,7 @@ from ppl.distributions.transform import (
 )
 from ppl.distributions.vector_transforms import (
     OrderedTransform,
+    SimplexToOrderedTransform,
     StickBreakingTransform,
     ZeroSumTransform,
 )
@@ -73,6 +74,7 @@ __all__ = [
     "LowerCholeskyTransform",
     "OrderedTransform",
     "SigmoidTransform",
+    "SimplexToOrderedTransform",
     "SoftplusTransform",
     "StickBreakingTransform",
     "Transform",

@@ -1,6 +1,7 @@
 """Transforms onto vector-valued supports: reals onto ordered vectors and onto the simplex
-(Stan Reference Manual, "Constraint transforms"), and onto arrays whose entries sum to zero
-along their rightmost axes (PyMC's and NumPyro's ``ZeroSumTransform``).
+(Stan Reference Manual, "Constraint transforms"), the simplex onto ordered cut points
+(Betancourt's induced-Dirichlet prior for ordinal regression), and onto arrays whose entries
+sum to zero along their rightmost axes (PyMC's and NumPyro's ``ZeroSumTransform``).
 
 >>> import ppl
 >>> from ppl.distributions.transforms import StickBreakingTransform
@@ -20,7 +21,8 @@ from ppl.distributions import constraints
 from ppl.distributions.transform import Transform
 from ppl.distributions.util import finfo, require_int
 
-__all__ = ["OrderedTransform", "StickBreakingTransform", "ZeroSumTransform"]
+__all__ = ["OrderedTransform", "SimplexToOrderedTransform", "StickBreakingTransform",
+           "ZeroSumTransform"]
 
 
 class OrderedTransform(Transform):
@@ -77,6 +79,64 @@ class StickBreakingTransform(Transform):
 
     def inverse_shape(self, shape):
         return tuple(shape[:-1]) + (shape[-1] - 1,)
+
+
+class SimplexToOrderedTransform(Transform):
+    """Category probabilities ``p`` (a simplex of ``K`` entries) onto ``K - 1`` increasing cut
+    points ``c_k = anchor_point + logit(p_0 + ... + p_k)``: under an ordered-logistic model
+    whose latent score is ``anchor_point``, ``p`` are the probabilities of the categories.
+
+    A Dirichlet on ``p`` so becomes a prior on the cut points that is weakly informative about
+    the categories themselves (Betancourt 2019, "Ordinal Regression", sec. 2.2, the "induced
+    Dirichlet" prior), as NumPyro's transform of the same name::
+
+        dist.TransformedDistribution(dist.Dirichlet(np.ones(K)),
+                                     SimplexToOrderedTransform(0.0))
+
+    ``anchor_point`` is a number or an array broadcasting with the batch shape. The free
+    coordinates of ``p`` are its first ``K - 1`` entries; their partial sums ``s`` have a
+    Jacobian of determinant 1, so ``log|det J| = -sum_k log(s_k (1 - s_k))``, computed from the
+    cut points as ``-sum_k (log sigmoid(z_k) + log sigmoid(-z_k))``, ``z = c - anchor_point``.
+
+    >>> import ppl
+    >>> from ppl.distributions.transforms import SimplexToOrderedTransform
+    >>> with ppl.use_backend("numpy", dtype="float64"):
+    ...     c = SimplexToOrderedTransform()(ppl.ops.asarray([0.2, 0.3, 0.5]))
+    ...     [round(float(v), 6) for v in c]
+    [-1.386294, 0.0]
+    """
+
+    domain = constraints.simplex
+    codomain = constraints.ordered_vector
+
+    def __init__(self, anchor_point=0.0):
+        self.anchor_point = anchor_point
+
+    def _anchor(self):
+        """The anchor point against the cut points' axis (a batch of anchors per vector)."""
+        a = self.anchor_point
+        return ops.expand_dims(a, -1) if ops.ndim(a) > 0 else a
+
+    def __call__(self, x):
+        s = ops.cumsum(x[..., :-1], axis=-1)
+        return ops.log(s) - ops.log1p(-s) + self._anchor()
+
+    def _inverse(self, y):
+        s = ops.sigmoid(y - self._anchor())
+        return ops.concat([s[..., :1], s[..., 1:] - s[..., :-1], 1.0 - s[..., -1:]], axis=-1)
+
+    def log_abs_det_jacobian(self, x, y, intermediates=None):
+        z = y - self._anchor()
+        return ops.sum(ops.softplus(-z) + ops.softplus(z), axis=-1)
+
+    def forward_shape(self, shape):
+        return tuple(shape[:-1]) + (shape[-1] - 1,)
+
+    def inverse_shape(self, shape):
+        return tuple(shape[:-1]) + (shape[-1] + 1,)
+
+    def __repr__(self):
+        return f"SimplexToOrderedTransform(anchor_point={self.anchor_point!r})"
 
 
 def _index(axis: int, part: slice) -> tuple:
