@@ -230,26 +230,30 @@ def binomial_enum(y, family):
     with ppl.plate("N", len(y)):
         fn = {"binomial": dist.Binomial(3, probs=p),
               "expanded": dist.Bernoulli(probs=p).expand([len(y)]),
-              "masked": dist.Bernoulli(probs=p).mask(ops.asarray(M_BIN))}[family]
+              "masked": dist.Bernoulli(probs=p).mask(ops.asarray(M_BIN)),
+              "discrete_uniform": dist.DiscreteUniform(0, 3).expand([len(y)])}[family]
         z = ppl.sample("z", fn, infer={"enumerate": "parallel"})
         ppl.sample("y", dist.Normal(z, 1.0), obs=y)
 
 
 def binomial_enum_ref(p, y, family):
-    n = 3 if family == "binomial" else 1
+    n = 3 if family in ("binomial", "discrete_uniform") else 1
     k = np.arange(n + 1)[:, None]
-    lp = logsumexp(st.binom(n, p).logpmf(k) + st.norm(k, 1.0).logpdf(y), axis=0)
+    prior = np.log(0.25) if family == "discrete_uniform" else st.binom(n, p).logpmf(k)
+    lp = logsumexp(prior + st.norm(k, 1.0).logpdf(y), axis=0)
     if family == "masked":   # a masked-out z contributes its likelihood term only, unweighted
         lp = np.where(M_BIN, lp, logsumexp(st.norm(k, 1.0).logpdf(y), axis=0))
     return st.beta(2, 2).logpdf(p) + lp.sum()
 
 
 @pytest.mark.filterwarnings("error::RuntimeWarning")     # no eager fallback of ops.jit
-@pytest.mark.parametrize("family", ["binomial", "expanded", "masked"])
+@pytest.mark.parametrize("family", ["binomial", "expanded", "masked", "discrete_uniform"])
 def test_enumerated_binomial_and_wrapped_families_under_jit(backend, family):
-    """Enumeration of a Binomial with a data total count and of expanded or masked Bernoullis,
-    inside a compiled program: the support comes from the family's ``enumerate_support`` (the
-    Binomial's bounds hold a traced copy of the count under JAX's ``jit``, which raised)."""
+    """Enumeration of a Binomial with a data total count, of expanded or masked Bernoullis and
+    of a DiscreteUniform with Python bounds, inside a compiled program: the support comes from
+    the family's ``enumerate_support`` (the Binomial's bounds hold a traced copy of the count
+    under JAX's ``jit``, which raised; the DiscreteUniform read its bounds through
+    ``ops.asarray``, a traced constant under JAX's ``jit`` and TensorFlow's function)."""
     def lp(p):
         return log_density(binomial_enum, (Y_BIN, family), {}, {"p": p})[0]
     for p in (0.2, 0.7):
