@@ -101,7 +101,11 @@ class TensorflowShapes:
         """The flat positions ``x[index]`` selects, and their shape."""
         if isinstance(index, list):
             index = self._index(index)
-        pos = tf.reshape(tf.range(self.size(x), dtype=tf.int64), self.shape(x))[index]
+        # int32 positions where they fit: TensorFlow's vectorized_map cannot batch a scatter
+        # with int64 positions (its converter mixes them with int32 batch indices)
+        size = self.size(x)
+        dtype = tf.int32 if isinstance(size, int) and size < 2 ** 31 else tf.int64
+        pos = tf.reshape(tf.range(size, dtype=dtype), self.shape(x))[index]
         return tf.reshape(pos, (-1, 1)), self.shape(pos)
 
     def _put(self, op, x, index, value):

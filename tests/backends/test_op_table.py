@@ -183,3 +183,24 @@ def test_table_grad_flags_are_consistent():
     for c in CASES:
         if c.out != "float" and c.grad_out is None:
             assert c.grad is False, f"{c.id}: non-float output cannot be differentiated"
+
+
+@pytest.mark.parametrize("op", ["index_update", "index_add"])
+def test_scatter_under_vmap(op, backend, dtype):
+    """``index_update`` / ``index_add`` of a batch of values under ``vmap`` (a model's
+    ``x.at[idx].set(v)`` in a vectorized chain): each row is the NumPy scatter of its own
+    values. TensorFlow's ``vectorized_map`` failed on the scatter's int64 positions."""
+    base = np.arange(5.0)
+    idx = np.array([1, 3, 3]) if op == "index_add" else np.array([1, 3])
+    vals = np.array([[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]])[:, :idx.size]
+    expected = []
+    for row in vals:
+        e = base.copy()
+        if op == "index_add":
+            np.add.at(e, idx, row)
+        else:
+            e[idx] = row
+        expected.append(e)
+    fn = getattr(ops, op)
+    out = ops.vmap(lambda v: fn(ops.asarray(base), idx, v))(ops.asarray(vals))
+    assert_close(out, np.array(expected), tol=1e-6, err_msg=op)
