@@ -140,7 +140,11 @@ def split_gelman_rubin(x) -> np.ndarray:
     True
     """
     arr = _chain_draw_array(x)
-    out = _array_stats().rhat(_two_chains_if_one(arr), chain_axis=0, draw_axis=1, method="rank")
+    # a constant element (a correlation factor's fixed entries) has no R-hat: NaN, without
+    # NumPy's 0/0 warning per element
+    with np.errstate(invalid="ignore", divide="ignore"):
+        out = _array_stats().rhat(_two_chains_if_one(arr), chain_axis=0, draw_axis=1,
+                                  method="rank")
     return np.asarray(out, dtype=np.float64)
 
 

@@ -152,6 +152,20 @@ def test_summary_keys_and_values():
     np.testing.assert_allclose(s1["b"]["mean"], x[0, :, 0, 0].mean())
 
 
+@pytest.mark.filterwarnings("error::RuntimeWarning")
+def test_constant_elements_have_no_rhat_and_no_warning(capsys):
+    """A fixed entry (a correlation Cholesky factor's ``L[0, 0]``): R-hat is NaN, the other
+    statistics are its value, and no NumPy 0/0 warning per element reaches the user."""
+    x = np.random.default_rng(0).normal(size=(2, 300, 3))
+    x[..., 0] = 1.0
+    r = diagnostics.split_gelman_rubin(x)
+    assert np.isnan(r[0]) and 0.99 < r[2] < 1.02
+    s = diagnostics.summary({"L": x})["L"]
+    assert np.isnan(s["r_hat"][0]) and s["mean"][0] == 1.0 and s["std"][0] == 0.0
+    diagnostics.print_summary({"L": x})
+    assert "nan" in capsys.readouterr().out
+
+
 def test_print_summary(capsys):
     x = CASES["iid_vector"]
     diagnostics.print_summary({"theta": x[..., 0], "mu": x[..., 0, 0]},
