@@ -29,6 +29,7 @@ from ppl.backends.tensorflow.control_flow import TensorflowControlFlow
 from ppl.backends.tensorflow.core import _DTYPES, TensorflowCore, to_device_name
 from ppl.backends.tensorflow.linalg import TensorflowLinalg
 from ppl.backends.tensorflow.nn import TensorflowNN
+from ppl.backends.tensorflow.python_interop import allow_len_of_known_shape
 from ppl.backends.tensorflow.random import TensorflowRandom
 from ppl.backends.tensorflow.shapes import TensorflowShapes
 from ppl.backends.tensorflow.special import TensorflowSpecial
@@ -86,6 +87,7 @@ class TensorflowBackend(TensorflowCore, TensorflowShapes, TensorflowSpecial, Ten
     def __init__(self, dtype: str = "float32", device=None):
         super().__init__(dtype=dtype, device=device)
         enable_numpy_behavior()
+        allow_len_of_known_shape()   # len(data) of a traced tensor (see python_interop)
         # XLA's small-loop threshold (backends/common/xla_flags.py): read by TensorFlow's XLA at
         # its first compile, so it holds when no XLA program of TensorFlow ran before
         request_small_loop_kernels()
