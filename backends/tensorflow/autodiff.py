@@ -13,7 +13,9 @@ watches tensors only); gradients that do not depend on an input are zeros, as in
 
 from __future__ import annotations
 
+import contextlib
 import functools
+import logging
 
 import numpy as np
 import tensorflow as tf
@@ -120,7 +122,8 @@ class TensorflowAutodiff:
             if signature is not None:
                 out = tf.map_fn(body, mapped, fn_output_signature=signature)
             else:
-                out = tf.vectorized_map(body, mapped, fallback_to_while_loop=True)
+                with _quiet_fallbacks():
+                    out = tf.vectorized_map(body, mapped, fallback_to_while_loop=True)
             out_leaves, d = out, out_def[-1]
             oax = out_axes
             if isinstance(oax, list | tuple):
@@ -134,6 +137,20 @@ class TensorflowAutodiff:
         return vmapped
 
     def stop_gradient(self, x): return tf.stop_gradient(x)
+
+
+@contextlib.contextmanager
+def _quiet_fallbacks():
+    """Without TensorFlow's warning for each op ``vectorized_map`` batches as a loop ("Using a
+    while_loop for converting ..."): ppl asks for that fallback, and a Binomial draw in
+    ``Predictive`` printed it 32 times."""
+    logger = logging.getLogger("tensorflow")
+    level = logger.level
+    logger.setLevel(max(level, logging.ERROR))
+    try:
+        yield
+    finally:
+        logger.setLevel(level)
 
 
 def _own_copy(v):

@@ -215,3 +215,23 @@ def test_jit_leaves_a_functions_defaults_to_python(backend):
         warnings.simplefilter("error")
         out = ops.jit(f)(ops.ones(3))
     np.testing.assert_allclose(ops.to_numpy(out), [3.0, 3.0, 3.0])
+
+
+def binomial_counts(n, y=None):
+    p = ppl.sample("p", dist.Beta(2.0, 2.0))
+    with ppl.plate("N", 6):
+        ppl.sample("y", dist.Binomial(n, probs=p), obs=y)
+
+
+def test_predictive_batches_binomial_draws_quietly(backend, caplog):
+    """A Binomial draw batched by ``vectorized_map`` is a loop (TensorFlow has no batching rule
+    for its integer draws), which TensorFlow announced once per op: ``Predictive`` of a
+    binomial model printed it 8-32 times. The draws still follow their own ``p``."""
+    from ppl.inference import Predictive
+
+    p = np.linspace(0.05, 0.95, 40)
+    with caplog.at_level("WARNING", logger="tensorflow"):
+        y = Predictive(binomial_counts, {"p": ops.asarray(p)})(ppl.random.key(0), 200)["y"]
+    assert not [r for r in caplog.records if "while_loop for converting" in r.getMessage()]
+    freq = np.asarray(ops.to_numpy(y)).mean(-1) / 200
+    assert np.all(np.abs(freq - p) < 4 * np.sqrt(p * (1 - p) / 1200))
