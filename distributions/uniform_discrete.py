@@ -111,10 +111,9 @@ class DiscreteUniform(Distribution):
             raise TypeError(
                 f"{where}: low or high is traced (an argument of a compiled function), but "
                 "enumeration needs concrete bounds: pass them as Python ints or NumPy arrays.")
-        # Python and NumPy bounds read as they are: under a compiler ``ops.asarray(0)`` is
-        # already a traced constant, which cannot be read
-        bounds = [np.unique(np.asarray(v if isinstance(v, (int, float, np.ndarray, np.generic))
-                                       else ops.to_numpy(v))) for v in self._given]
+        # not through ops.asarray: under a compiler ``ops.asarray(0)`` is a traced constant,
+        # which cannot be read
+        bounds = [np.unique(np.asarray(ops.to_numpy(v))) for v in self._given]
         if any(b.size != 1 for b in bounds):
             raise ValueError(
                 f"{where}: low and high must be the same across the batch, got low={bounds[0]}, "
