@@ -16,6 +16,7 @@ chain's first draw is not finite does the per-chain retry loop run.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 from typing import Any, NamedTuple
 
@@ -28,12 +29,7 @@ from ppl.enumeration import enum, first_enumerated_dim, is_enumerated
 from ppl.handlers import seed, substitute, trace
 from ppl.inference.chain_plate import ChainPlate, chain_plate
 from ppl.inference.initialization import init_to_uniform, site_shape
-from ppl.inference.program_data import (
-    as_backend_data,
-    data_key,
-    per_chain,
-    split_data,
-)
+from ppl.inference.program_data import as_backend_data, data_key, per_chain, split_data
 from ppl.inference.recent import RecentModels
 from ppl.inference.util import (
     ParamLayout,
@@ -73,14 +69,15 @@ class ModelInfo(NamedTuple):
 
 #: model -> {(backend, argument structure, layout): compiled start (:func:`_batched_start`)}
 _CHECKS = RecentModels(8)
-#: model -> {(backend, argument structure, strategy): (layout, first enumerated dim)}
+#: model -> {(backend, argument structure, array shapes and dtypes): (layout, first enumerated
+#: dim)} (:func:`_abstract_structure`)
 _STRUCTURES = RecentModels(8)
 
 
-def _batched_start(model, potential_of_args, layout, enumerated, model_args, model_kwargs):
+def _batched_start(model, potential_of_args, layout, enumerated, split):
     """``start(z) -> (z (C, D), U (C,), grad (C, D))`` through a compiled program cached per
-    model (see the module docstring)."""
-    data, rebuild, static = split_data(model_args, model_kwargs)
+    model (see the module docstring); ``split()``: the arguments' ``split_data``."""
+    data, rebuild, static = split()
     key = (data_key(static, layout), enumerated)
     cache = _CHECKS.of(model)
     if key not in cache:
@@ -130,7 +127,7 @@ def _structure(model_trace):
     return layout, first_enumerated_dim(model_trace) if enumerated else None
 
 
-def _abstract_structure(trace_of, key, model, model_args, model_kwargs, strategy):
+def _abstract_structure(trace_of, key, model, split, strategy):
     """:func:`_structure` of the first model trace ``trace_of(args, kwargs)(key)``, run under
     ``ops.eval_shape``: on JAX the model runs on abstract values, so its eager ops (a compile per
     op and shape on a first run) do not run. A model that cannot run so (Python control flow on
@@ -142,8 +139,8 @@ def _abstract_structure(trace_of, key, model, model_args, model_kwargs, strategy
     which then do not trace the model here (~4-8 ms per run of eight schools on JAX). Only for
     :func:`init_to_uniform`, whose values have the sites' own shapes (a start given with
     ``init_to_value`` is checked against them every time), and not under an outer handler,
-    which may change what the model's sites are."""
-    data, rebuild, static = split_data(model_args, model_kwargs)
+    which may change what the model's sites are. ``split()``: the arguments' ``split_data``."""
+    data, rebuild, static = split()
     cache = key_of = None
     if ops.backend().abstract_eval_shape and not get_stack() \
             and _uniform_radius(strategy) is not None:
@@ -157,7 +154,7 @@ def _abstract_structure(trace_of, key, model, model_args, model_kwargs, strategy
         ops.eval_shape(lambda k, values: found.append(_structure(trace_of(*rebuild(values))(k))),
                        key, data)
     except Exception:          # noqa: BLE001 - the eager run below raises the model's errors
-        return _structure(trace_of(model_args, model_kwargs)(key))
+        return _structure(trace_of(*rebuild(data))(key))
     if cache is not None:
         cache[key_of] = found[0]
     return found[0]
@@ -324,6 +321,8 @@ def initialize_model(rng_key, model, model_args=(), model_kwargs=None, *,
             .get_trace(*args, **kwargs)
 
     init_trace = trace_of(model_args, model_kwargs)
+    # the arguments' data leaves and structure, found once (NumPy data are hashed by content)
+    split = functools.cache(lambda: split_data(model_args, model_kwargs))
 
     C = 1 if num_chains is None else int(num_chains)
     k_trace, k_flat = random.split_keys(key, 2)
@@ -331,7 +330,7 @@ def initialize_model(rng_key, model, model_args=(), model_kwargs=None, *,
     # others only need the trace's structure, found without running (or compiling) the model
     proto = init_trace(k_trace) if ops.backend().vmap_is_loop else None
     layout, first_dim = _structure(proto) if proto is not None \
-        else _abstract_structure(trace_of, k_trace, model, model_args, model_kwargs, init_strategy)
+        else _abstract_structure(trace_of, k_trace, model, split, init_strategy)
     # discrete sites marked for enumeration are summed out of the potential
     density_model = model if first_dim is None \
         else enum(model, first_available_dim=first_dim)
@@ -352,7 +351,7 @@ def initialize_model(rng_key, model, model_args=(), model_kwargs=None, *,
     start = None
     if num_chains is not None and ops.backend().compiles_control_flow:
         first = _batched_start(model, potential_of_args, layout, density_model is not model,
-                               model_args, model_kwargs)
+                               split)
         start = _first_draws_valid(first, flat, k_trace, C, init_trace, layout)
     if start is None:
         keys = random.split_keys(k_trace, C)
